@@ -1,0 +1,101 @@
+import type { Kysely } from 'kysely';
+import { newId, nowIso } from '../domain/ids.js';
+import type { Database } from '../store/schema.js';
+import { generateApiKey } from './api-keys.js';
+
+export interface AuthRecord {
+  keyId: string;
+  accountId: string;
+  planId: string;
+  balance: number;
+  rateLimitPerMinute: number | null;
+  revoked: boolean;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string | null;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<AuthRecord | undefined> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select(['k.id as keyId', 'k.account_id as accountId', 'k.revoked_at as revokedAt', 'a.plan_id as planId', 'a.balance', 'a.rate_limit_per_minute as rateLimitPerMinute'])
+    .where('k.key_hash', '=', keyHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    keyId: row.keyId,
+    accountId: row.accountId,
+    planId: row.planId,
+    balance: row.balance,
+    rateLimitPerMinute: row.rateLimitPerMinute,
+    revoked: row.revokedAt !== null,
+  };
+}
+
+export async function createAccount(
+  db: Kysely<Database>,
+  input: { name: string; planId: string; rateLimitPerMinute?: number | null },
+): Promise<{ accountId: string }> {
+  const accountId = newId('acc');
+  await db
+    .insertInto('accounts')
+    .values({
+      id: accountId,
+      name: input.name,
+      plan_id: input.planId,
+      balance: 0,
+      reserved: 0,
+      rate_limit_per_minute: input.rateLimitPerMinute ?? null,
+      created_at: nowIso(),
+    })
+    .execute();
+  return { accountId };
+}
+
+export async function createKey(
+  db: Kysely<Database>,
+  accountId: string,
+  name: string | null,
+): Promise<{ id: string; key: string; prefix: string; createdAt: string; name: string | null }> {
+  const { key, prefix, hash } = generateApiKey();
+  const id = newId('key');
+  const createdAt = nowIso();
+  await db.insertInto('api_keys').values({ id, account_id: accountId, name, prefix, key_hash: hash, created_at: createdAt, revoked_at: null }).execute();
+  return { id, key, prefix, createdAt, name };
+}
+
+export async function listKeys(db: Kysely<Database>, accountId: string): Promise<ApiKeyView[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'prefix', 'created_at', 'revoked_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at }));
+}
+
+/** Revokes a key of the account (or of any account when accountId is undefined). Returns the key, or undefined if none. */
+export async function revokeKey(db: Kysely<Database>, keyId: string, accountId?: string): Promise<ApiKeyView | undefined> {
+  let q = db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', keyId).where('revoked_at', 'is', null);
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  await q.execute();
+  let s = db.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at', 'revoked_at']).where('id', '=', keyId);
+  if (accountId !== undefined) s = s.where('account_id', '=', accountId);
+  const r = await s.executeTakeFirst();
+  return r && { id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at };
+}
+
+export async function getAccount(db: Kysely<Database>, accountId: string) {
+  return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+}
+
+export async function listAccounts(db: Kysely<Database>) {
+  return db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
+}

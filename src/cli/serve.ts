@@ -1,0 +1,27 @@
+import type { Config } from '../config/config.js';
+import { buildApp } from '../http/app.js';
+import { buildDeps, closeDeps } from '../wiring/deps.js';
+
+/** Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT. */
+export async function serve(config: Config): Promise<void> {
+  const deps = await buildDeps(config);
+  const app = await buildApp(deps);
+  const stops: Array<() => Promise<void>> = [];
+  if (config.roles.includes('api')) {
+    await app.listen({ host: config.host, port: config.port });
+  }
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => process.exit(1), 15_000);
+    timer.unref();
+    await app.close();
+    for (const stop of stops.reverse()) await stop();
+    await closeDeps(deps);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

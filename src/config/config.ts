@@ -1,0 +1,110 @@
+// Configuration: read from the environment once at start-up, validated, then passed around as a plain object.
+import { resolve } from 'node:path';
+import { parseCosts } from './costs.js';
+import { bool, ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
+import { loadPlans, type Plan } from './plans.js';
+
+export type Role = 'api' | 'worker' | 'scheduler';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Signs cursors and download links. When unset, a random one is created once and kept in the store. */
+  secret: string | undefined;
+  publicBaseUrl: string | undefined;
+  roles: Role[];
+  plans: Plan[];
+  defaultPlanId: string;
+  costs: Record<string, number>;
+  trustProxy: boolean;
+  source: {
+    kind: 'demo' | 'x' | 'bluesky';
+    demo: { seed: number; userCount: number; latencyMs: number; faultRate: number; rateLimitPerMinute: number };
+    x: { bearerToken: string | undefined; baseUrl: string };
+    bluesky: { appViewUrl: string };
+    timeoutMs: number;
+  };
+  cache: { profileSeconds: number; tweetSeconds: number; listSeconds: number; communitySeconds: number };
+  crawl: { intervalHours: number; backfillDays: number; concurrency: number; refreshDays: number };
+  exports: { linkTtlSeconds: number; dir: string };
+  idempotencyTtlHours: number;
+  env: Env;
+}
+
+const roleNames: readonly Role[] = ['api', 'worker', 'scheduler'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql']);
+  const redisUrl = url(env, 'REDIS_URL', ['redis', 'rediss']);
+  const secret = optStr(env, 'SECRET');
+  if (secret !== undefined && secret.length < 32) {
+    throw new ConfigError('SECRET must be at least 32 characters long.');
+  }
+  const roles = str(env, 'ROLES', 'api,worker,scheduler')
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  for (const r of roles) {
+    if (!(roleNames as readonly string[]).includes(r)) throw new ConfigError(`ROLES may list api, worker, scheduler; got ${r}.`);
+  }
+  const plans = loadPlans(optStr(env, 'PLANS_FILE'));
+  const defaultPlanId = str(env, 'DEFAULT_PLAN', plans[0]!.id);
+  if (!plans.some((p) => p.id === defaultPlanId)) {
+    throw new ConfigError(`DEFAULT_PLAN ${defaultPlanId} is not one of the plans: ${plans.map((p) => p.id).join(', ')}.`);
+  }
+  const sourceKind = oneOf(env, 'SOURCE', ['demo', 'x', 'bluesky'] as const, 'demo');
+  const xBearer = optStr(env, 'X_BEARER_TOKEN');
+  if (sourceKind === 'x' && !xBearer) throw new ConfigError('SOURCE=x needs X_BEARER_TOKEN.');
+
+  return {
+    host: str(env, 'HOST', '127.0.0.1'),
+    port: num(env, 'PORT', 8080, { min: 0, max: 65535, integer: true }),
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    secret,
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http', 'https']),
+    roles: roles as Role[],
+    plans,
+    defaultPlanId,
+    costs: parseCosts(optStr(env, 'COSTS')),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    source: {
+      kind: sourceKind,
+      demo: {
+        seed: num(env, 'DEMO_SEED', 1, { integer: true, min: 0, max: 2 ** 31 - 1 }),
+        userCount: num(env, 'DEMO_USER_COUNT', 200_000, { integer: true, min: 1_000, max: 1_000_000 }),
+        latencyMs: num(env, 'DEMO_LATENCY_MS', 0, { min: 0, max: 60_000 }),
+        faultRate: num(env, 'DEMO_FAULT_RATE', 0, { min: 0, max: 1 }),
+        rateLimitPerMinute: num(env, 'DEMO_RATE_LIMIT_PER_MINUTE', 0, { integer: true, min: 0 }),
+      },
+      x: { bearerToken: xBearer, baseUrl: url(env, 'X_BASE_URL', ['http', 'https']) ?? 'https://api.x.com' },
+      bluesky: { appViewUrl: url(env, 'BLUESKY_APPVIEW_URL', ['http', 'https']) ?? 'https://public.api.bsky.app' },
+      timeoutMs: num(env, 'SOURCE_TIMEOUT_MS', 10_000, { integer: true, min: 100, max: 120_000 }),
+    },
+    cache: {
+      profileSeconds: num(env, 'CACHE_PROFILE_SECONDS', 300, { integer: true, min: 0 }),
+      tweetSeconds: num(env, 'CACHE_TWEET_SECONDS', 60, { integer: true, min: 0 }),
+      listSeconds: num(env, 'CACHE_LIST_SECONDS', 60, { integer: true, min: 0 }),
+      communitySeconds: num(env, 'CACHE_COMMUNITY_SECONDS', 3600, { integer: true, min: 0 }),
+    },
+    crawl: {
+      intervalHours: num(env, 'CRAWL_INTERVAL_HOURS', 6, { min: 0.0001, max: 24 * 30 }),
+      backfillDays: num(env, 'CRAWL_BACKFILL_DAYS', 7, { min: 0, max: 365 }),
+      refreshDays: num(env, 'CRAWL_REFRESH_DAYS', 2, { min: 0, max: 365 }),
+      concurrency: num(env, 'CRAWL_CONCURRENCY', 8, { integer: true, min: 1, max: 256 }),
+    },
+    exports: {
+      linkTtlSeconds: num(env, 'EXPORT_LINK_TTL_SECONDS', 900, { integer: true, min: 1, max: 7 * 24 * 3600 }),
+      dir: resolve(str(env, 'EXPORTS_DIR', resolve(dataDir, 'exports'))),
+    },
+    idempotencyTtlHours: 24,
+    env,
+  };
+}

@@ -1,0 +1,123 @@
+// The normalized resource models of the specification (section 2) and the contract (section 10).
+// One TypeBox schema each: it validates, documents (OpenAPI) and types.
+import { Type, type Static } from '@sinclair/typebox';
+import './formats.js';
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+const Count = Type.Integer({ minimum: 0 });
+
+export const ProfileMetrics = Type.Object({
+  followers: Count,
+  following: Count,
+  tweets: Count,
+  listed: Count,
+  likes: Count,
+  media: Count,
+});
+
+export const VerifiedType = Type.Union([
+  Type.Literal('blue'),
+  Type.Literal('business'),
+  Type.Literal('government'),
+  Type.Literal('none'),
+]);
+
+export const SocialProfile = Type.Object(
+  {
+    id: Type.String({ pattern: '^[0-9]+$' }),
+    username: Type.String(),
+    displayUsername: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    location: Type.String(),
+    url: Nullable(Type.String()),
+    profileImageUrl: Nullable(Type.String()),
+    bannerUrl: Nullable(Type.String()),
+    createdAt: Type.String({ format: 'date-time' }),
+    verified: Type.Boolean(),
+    verifiedType: VerifiedType,
+    protected: Type.Boolean(),
+    metrics: ProfileMetrics,
+    pinnedTweetIds: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type SocialProfile = Static<typeof SocialProfile>;
+
+export const TweetMetrics = Type.Object({
+  retweets: Count,
+  replies: Count,
+  likes: Count,
+  quotes: Count,
+  views: Count,
+  bookmarks: Count,
+});
+
+// Element shapes inside entities and media are "not shown" in the specification; these follow
+// X API v2's entities with camelCase names, offsets in characters of `text`.
+export const HashtagEntity = Type.Object({ tag: Type.String(), start: Count, end: Count });
+export const UrlEntity = Type.Object({
+  url: Type.String(),
+  expandedUrl: Type.String(),
+  displayUrl: Type.String(),
+  start: Count,
+  end: Count,
+});
+export const MentionEntity = Type.Object({
+  username: Type.String(),
+  id: Nullable(Type.String()),
+  start: Count,
+  end: Count,
+});
+export const Media = Type.Object({
+  id: Type.String(),
+  type: Type.Union([Type.Literal('photo'), Type.Literal('video'), Type.Literal('animated_gif')]),
+  url: Nullable(Type.String()),
+  previewImageUrl: Nullable(Type.String()),
+  width: Type.Union([Count, Type.Null()]),
+  height: Type.Union([Count, Type.Null()]),
+  altText: Nullable(Type.String()),
+});
+
+export const Tweet = Type.Object(
+  {
+    id: Type.String({ pattern: '^[0-9]+$' }),
+    text: Type.String(),
+    authorId: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    url: Type.String(),
+    language: Nullable(Type.String()),
+    conversationId: Nullable(Type.String()),
+    inReplyTo: Type.Union([Type.Object({ tweetId: Type.String(), userId: Type.String() }), Type.Null()]),
+    metrics: TweetMetrics,
+    entities: Type.Object({
+      hashtags: Type.Array(HashtagEntity),
+      urls: Type.Array(UrlEntity),
+      mentions: Type.Array(MentionEntity),
+    }),
+    media: Type.Array(Media),
+    quotedTweetId: Nullable(Type.String()),
+    retweetedTweetId: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type Tweet = Static<typeof Tweet>;
+
+export const CommunityRule = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() });
+export const Community = Type.Object(
+  {
+    id: Type.String({ pattern: '^[0-9]+$' }),
+    name: Type.String(),
+    description: Type.String(),
+    memberCount: Count,
+    moderatorCount: Count,
+    createdAt: Type.String({ format: 'date-time' }),
+    access: Type.Union([Type.Literal('public'), Type.Literal('closed')]),
+    joinPolicy: Type.Union([Type.Literal('open'), Type.Literal('restricted')]),
+    rules: Type.Array(CommunityRule),
+    bannerUrl: Nullable(Type.String()),
+    creatorId: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type Community = Static<typeof Community>;

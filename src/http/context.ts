@@ -1,0 +1,47 @@
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../config/config.js';
+import type { Store } from '../store/connect.js';
+import type { CursorCodec } from './cursor.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { Metrics } from './metrics.js';
+import type { Services } from '../wiring/services.js';
+
+/** Everything a route may use, built once in wiring/ and passed in as a plain object. */
+export interface Deps extends Services {
+  config: Config;
+  store: Store;
+  cursors: CursorCodec;
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+}
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface AuthContext {
+  keyId: string;
+  accountId: string;
+  planId: string;
+  balance: number;
+  rateLimitPerMinute: number;
+}
+
+export interface MeteringState {
+  reservationId?: string;
+  charged: number;
+  balanceAfter?: number;
+  idempotencyKey?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: AuthContext;
+    metering?: MeteringState;
+  }
+  interface FastifyContextConfig {
+    /** Routes without an API key: health, docs, metrics, download links. */
+    public?: boolean;
+    /** Credits per successful call; filled from configuration by operationId when the route is added. */
+    cost?: number;
+  }
+}

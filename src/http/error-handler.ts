@@ -1,0 +1,65 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Every non-2xx answer goes out in the contract's one error envelope. */
+export function sendError(reply: FastifyReply, requestId: string, err: AppError): FastifyReply {
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  const error: Record<string, unknown> = { code: err.code, message: err.message };
+  if (err.details) error.details = err.details;
+  return reply.code(err.status).type('application/json; charset=utf-8').send({ error, meta: { requestId } });
+}
+
+export function toAppError(err: FastifyError | AppError | Error): { appError: AppError; internal: boolean } {
+  if (err instanceof AppError) return { appError: err, internal: false };
+  const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (fe.validation) {
+    const ctx = fe.validationContext ?? 'request';
+    const fields = fe.validation.map((v) => {
+      const missing = v.params?.missingProperty as string | undefined;
+      const extra = v.params?.additionalProperty as string | undefined;
+      const path = (v.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+      const field = [ctx, path, missing ?? extra].filter(Boolean).join('.');
+      return { field, message: extra ? 'is not an accepted field' : (v.message ?? 'is invalid') };
+    });
+    const first = fields[0];
+    return {
+      appError: new AppError('invalid_request', first ? `${first.field} ${first.message}.` : 'The request is invalid.', { fields }),
+      internal: false,
+    };
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { appError: new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'), internal: false };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { appError: new AppError('payload_too_large', 'The body is larger than 1 MiB.'), internal: false };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { appError: new AppError('invalid_request', 'The body is empty; send a JSON object.', { fields: [{ field: 'body', message: 'is empty' }] }), internal: false };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { appError: new AppError('invalid_request', 'Content-Length does not match the body.'), internal: false };
+  }
+  const status = fe.statusCode ?? 500;
+  if (status === 400 && (err instanceof SyntaxError || /JSON/i.test(err.message))) {
+    return { appError: new AppError('invalid_request', 'The body is not valid JSON.', { fields: [{ field: 'body', message: 'is not valid JSON' }] }), internal: false };
+  }
+  if (status >= 400 && status < 500) {
+    const code: ErrorCode = status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'invalid_request';
+    return { appError: new AppError(code, errorStatus[code] === status ? err.message : 'The request is invalid.'), internal: false };
+  }
+  return { appError: new AppError('internal_error', 'Something went wrong on our side; the call was not charged. Please retry.'), internal: true };
+}
+
+export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { appError, internal } = toAppError(err);
+  if (internal) request.log.error({ err }, 'unhandled error');
+  return sendError(reply, request.id, appError);
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, request.id, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+}

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { nowIso } from '../domain/ids.js';
+import { AppError } from '../errors/app-error.js';
+import type { Deps } from './context.js';
+
+// Idempotency-Key on POST: the first request claims the key; a repeat with the same body replays the
+// stored response (and charges nothing); a different body, or a repeat while the first is running, is 409.
+
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+function stable(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj).sort().map((k) => `${JSON.stringify(k)}:${stable(obj[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function idempotencyHook(deps: Deps) {
+  const ttlMs = deps.config.idempotencyTtlHours * 3_600_000;
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
+    if (request.method !== 'POST' || !request.auth) return;
+    const raw = request.headers['idempotency-key'];
+    if (raw === undefined) return;
+    const key = Array.isArray(raw) ? raw[0]! : raw;
+    if (!KEY_RE.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', { fields: [{ field: 'headers.idempotency-key', message: 'is malformed' }] });
+    const hash = createHash('sha256').update(`${request.routeOptions.url}\0${stable(request.body)}`).digest('hex');
+    const db = deps.store.db;
+    const accountId = request.auth.accountId;
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .where('created_at', '<', new Date(Date.now() - ttlMs).toISOString())
+      .execute();
+    const claimed = await db
+      .insertInto('idempotency_keys')
+      .values({ account_id: accountId, key, request_hash: hash, status_code: null, response_body: null, created_at: nowIso() })
+      .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 1) {
+      (request.metering ??= { charged: 0 }).idempotencyKey = key;
+      return;
+    }
+    const prior = await db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+    if (!prior || prior.request_hash !== hash) {
+      throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key.');
+    }
+    if (prior.status_code === null || prior.response_body === null) {
+      throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+    }
+    reply.header('idempotent-replayed', 'true');
+    return reply.code(prior.status_code).type('application/json; charset=utf-8').send(prior.response_body);
+  };
+}
+
+/** onSend: keeps a success for replays; any failure frees the key so the client may retry (a failure changed nothing). */
+export function idempotencySaveHook(deps: Deps) {
+  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    const key = request.metering?.idempotencyKey;
+    if (!key || !request.auth) return payload;
+    request.metering!.idempotencyKey = undefined;
+    const q = deps.store.db;
+    if (reply.statusCode >= 300 || typeof payload !== 'string') {
+      await q.deleteFrom('idempotency_keys').where('account_id', '=', request.auth.accountId).where('key', '=', key).execute();
+    } else {
+      await q
+        .updateTable('idempotency_keys')
+        .set({ status_code: reply.statusCode, response_body: payload })
+        .where('account_id', '=', request.auth.accountId)
+        .where('key', '=', key)
+        .execute();
+    }
+    return payload;
+  };
+}
+
+/** onResponse: a claim left behind (the request ended without onSend) must not block the key forever. */
+export function idempotencyCleanupHook(deps: Deps) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const key = request.metering?.idempotencyKey;
+    if (!key || !request.auth) return;
+    await deps.store.db.deleteFrom('idempotency_keys').where('account_id', '=', request.auth.accountId).where('key', '=', key).where('status_code', 'is', null).execute();
+  };
+}

@@ -1,0 +1,26 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+
+// Used in tests: a response that does not match its declared schema fails loudly instead of being
+// silently reshaped by the serializer.
+export function responseValidationHook() {
+  const cache = new WeakMap<object, TypeCheck<TSchema>>();
+  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    const responses = request.routeOptions.schema?.response as Record<string, TSchema> | undefined;
+    if (!responses) return payload;
+    const code = String(reply.statusCode);
+    const schema = responses[code] ?? responses[`${code[0]}xx`];
+    if (!schema) throw new Error(`Route ${request.routeOptions.url} has no response schema for status ${code}.`);
+    let check = cache.get(schema);
+    if (!check) {
+      check = TypeCompiler.Compile(schema);
+      cache.set(schema, check);
+    }
+    if (!check.Check(payload)) {
+      const first = check.Errors(payload).First();
+      throw new Error(`Response of ${request.routeOptions.url} (${code}) does not match its schema: ${first?.path} ${first?.message}`);
+    }
+    return payload;
+  };
+}

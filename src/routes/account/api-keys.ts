@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox';
+import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
+import { AppError } from '../../errors/app-error.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+
+export const NewApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  key: Type.String({ description: 'The secret: shown only in this response.' }),
+  prefix: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+export const ApiKeyView = Type.Object({
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  prefix: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+const CreateBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+
+export function registerApiKeyRoutes(app: App, deps: Deps): void {
+  app.post(
+    '/api/v1/api-keys',
+    {
+      schema: {
+        operationId: 'createApiKey',
+        tags: ['account'],
+        summary: 'Creates an API key for the calling account. The key is shown once.',
+        body: CreateBody,
+        response: { 201: single(NewApiKey) },
+      },
+    },
+    async (request, reply) => {
+      const k = await createKey(deps.store.db, request.auth!.accountId, request.body.name ?? null);
+      return reply.code(201).send({ data: k, meta: { requestId: request.id, cached: false } });
+    },
+  );
+
+  app.get(
+    '/api/v1/api-keys',
+    {
+      schema: {
+        operationId: 'listApiKeys',
+        tags: ['account'],
+        summary: "The account's API keys (never the secrets).",
+        response: { 200: single(Type.Object({ keys: Type.Array(ApiKeyView) })) },
+      },
+    },
+    async (request) => ({ data: { keys: await listKeys(deps.store.db, request.auth!.accountId) }, meta: { requestId: request.id, cached: false } }),
+  );
+
+  app.delete(
+    '/api/v1/api-keys/:id',
+    {
+      schema: {
+        operationId: 'revokeApiKey',
+        tags: ['account'],
+        summary: 'Revokes one of the account’s keys; it stops working at once.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: single(ApiKeyView) },
+      },
+    },
+    async (request) => {
+      const k = await revokeKey(deps.store.db, request.params.id, request.auth!.accountId);
+      if (!k) throw new AppError('not_found', `No API key ${request.params.id} on this account.`);
+      return { data: k, meta: { requestId: request.id, cached: false } };
+    },
+  );
+}

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox';
+import { getBalance } from '../../credits/credits-repo.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+
+export const Balance = Type.Object({ accountId: Type.String(), balance: Type.Integer(), updatedAt: Type.String({ format: 'date-time' }) });
+
+export function registerCreditsBalance(app: App, deps: Deps): void {
+  app.get(
+    '/api/v1/credits/balance',
+    { schema: { operationId: 'getCreditsBalance', tags: ['account'], summary: "The account's credit balance.", response: { 200: single(Balance) } } },
+    async (request) => {
+      const accountId = request.auth!.accountId;
+      const b = await getBalance(deps.store.db, accountId);
+      const last = await deps.store.db
+        .selectFrom('ledger_entries')
+        .select('created_at')
+        .where('account_id', '=', accountId)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      const acc = await deps.store.db.selectFrom('accounts').select('created_at').where('id', '=', accountId).executeTakeFirstOrThrow();
+      return { data: { accountId, balance: b?.balance ?? 0, updatedAt: last?.created_at ?? acc.created_at }, meta: { requestId: request.id, cached: false } };
+    },
+  );
+}

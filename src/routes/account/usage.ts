@@ -1,0 +1,57 @@
+import { Type } from '@sinclair/typebox';
+import { ledgerPage } from '../../credits/credits-repo.js';
+import type { App, Deps } from '../../http/context.js';
+import { PageQuery, paginated } from '../../http/schemas.js';
+
+export const LedgerEntry = Type.Object({
+  id: Type.String(),
+  kind: Type.Union([Type.Literal('grant'), Type.Literal('charge')]),
+  amount: Type.Integer({ description: 'positive for grants, negative for charges' }),
+  balanceAfter: Type.Integer(),
+  requestId: Type.Union([Type.String(), Type.Null()]),
+  keyId: Type.Union([Type.String(), Type.Null()]),
+  endpoint: Type.Union([Type.String(), Type.Null()]),
+  note: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+export function registerUsage(app: App, deps: Deps): void {
+  app.get(
+    '/api/v1/usage',
+    {
+      schema: {
+        operationId: 'listUsage',
+        tags: ['account'],
+        summary: "The account's ledger of grants and charges, newest first.",
+        querystring: PageQuery,
+        response: { 200: paginated(LedgerEntry) },
+      },
+    },
+    async (request) => {
+      const accountId = request.auth!.accountId;
+      const limit = request.query.limit ?? 20;
+      const list = `usage:${accountId}`;
+      const before = request.query.cursor ? deps.cursors.decode<{ id: number }>(list, request.query.cursor).id : undefined;
+      const rows = await ledgerPage(deps.store.db, accountId, limit, before);
+      const page = rows.slice(0, limit);
+      const hasNextPage = rows.length > limit;
+      return {
+        items: page.map((r) => ({
+          id: String(r.id),
+          kind: r.kind,
+          amount: r.amount,
+          balanceAfter: r.balance_after,
+          requestId: r.request_id,
+          keyId: r.key_id,
+          endpoint: r.endpoint,
+          note: r.note,
+          createdAt: r.created_at,
+        })),
+        hasNextPage,
+        nextCursor: hasNextPage ? deps.cursors.encode(list, { id: page[page.length - 1]!.id }) : null,
+        requestId: request.id,
+        cached: false,
+      };
+    },
+  );
+}

@@ -1,0 +1,17 @@
+// Every route, listed by hand: a reader follows the imports, no directory scanning.
+import type { App, Deps } from '../http/context.js';
+import { registerApiKeyRoutes } from './account/api-keys.js';
+import { registerCreditsBalance } from './account/credits-balance.js';
+import { registerPlans } from './account/plans.js';
+import { registerUsage } from './account/usage.js';
+import { registerEchoHello } from './echo/hello.js';
+import { registerHealthRoutes } from './system/health.js';
+
+export function registerRoutes(app: App, deps: Deps): void {
+  registerHealthRoutes(app, deps);
+  registerCreditsBalance(app, deps);
+  registerApiKeyRoutes(app, deps);
+  registerPlans(app, deps);
+  registerUsage(app, deps);
+  registerEchoHello(app);
+}

@@ -1,0 +1,23 @@
+import { sql } from 'kysely';
+import { Type } from '@sinclair/typebox';
+import type { App, Deps } from '../../http/context.js';
+
+const Health = Type.Object({ status: Type.String() });
+
+export function registerHealthRoutes(app: App, deps: Deps): void {
+  const pub = { public: true };
+  app.get('/healthz', { config: pub, schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(deps.store.db);
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'store unavailable' });
+    }
+  });
+  app.get('/openapi.json', { config: pub, schema: { hide: true } }, async () => app.swagger());
+  app.get('/metrics', { config: pub, schema: { hide: true } }, async (_req, reply) => {
+    reply.type(deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+}

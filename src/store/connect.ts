@@ -1,0 +1,49 @@
+// The store's two backends behind one Kysely instance: SQLite (embedded default) and Postgres.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** Closes connections; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+// int8 (COUNT, bigint columns) arrives as text by default; our amounts fit in a double exactly.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+export interface StoreOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** SQLite file name inside dataDir, or ':memory:'. */
+  sqliteFile?: string;
+  poolSize?: number;
+}
+
+export function openStore(opts: StoreOptions): Store {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  const file = opts.sqliteFile ?? 'gateway.sqlite';
+  let path = file;
+  if (file !== ':memory:') {
+    mkdirSync(opts.dataDir, { recursive: true });
+    path = join(opts.dataDir, file);
+  }
+  const sqlite = new SQLite(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  // Other processes (the `sdg` command line, a second server) may hold the write lock briefly.
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}

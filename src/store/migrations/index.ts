@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import type { Dialect } from '../connect.js';
+import { coreMigration } from './001-core.js';
+
+// Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
+export function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '001-core': coreMigration(dialect),
+  };
+}
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return { getMigrations: async () => migrations(dialect) };
+}

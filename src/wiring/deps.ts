@@ -1,0 +1,35 @@
+// The one place where the program is put together from configuration.
+import type { Config } from '../config/config.js';
+import type { Deps } from '../http/context.js';
+import { CursorCodec } from '../http/cursor.js';
+import { createMetrics } from '../http/metrics.js';
+import { MemoryRateLimiter } from '../http/rate-limit.js';
+import { openStore, type Store } from '../store/connect.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { resolveSecret } from './secret.js';
+
+export interface BuildOptions {
+  /** Use this store instead of opening one from configuration (tests). */
+  store?: Store;
+  /** Skip migrations (the caller ran them). */
+  migrate?: boolean;
+}
+
+export async function buildDeps(config: Config, opts: BuildOptions = {}): Promise<Deps> {
+  const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  if (opts.migrate !== false) await migrateToLatest(store);
+  const secret = await resolveSecret(store, config.secret);
+  return {
+    config,
+    store,
+    cursors: new CursorCodec(secret),
+    rateLimiter: new MemoryRateLimiter(),
+    metrics: createMetrics(),
+    startedAt: new Date(),
+  };
+}
+
+export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.rateLimiter.close?.();
+  await deps.store.close();
+}
