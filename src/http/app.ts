@@ -12,6 +12,7 @@ import { idempotencyCleanupHook, idempotencyHook, idempotencySaveHook } from './
 import { releaseLeftoverHook, reserveHook, settleHook } from './metering.js';
 import { ErrorEnvelope } from './schemas.js';
 import { responseValidationHook } from './response-validation.js';
+import { validatorCompiler } from './validators.js';
 
 export interface AppOptions {
   /** Tests: check every response against its route's schema (a mismatch becomes a 500). */
@@ -34,12 +35,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     trustProxy: deps.config.trustProxy,
-    ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Only JSON bodies: text/plain and friends get 415 in the error envelope.
   app.removeContentTypeParser(['text/plain']);
+  app.setValidatorCompiler(validatorCompiler());
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 

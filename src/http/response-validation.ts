@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import '../domain/formats.js';
 
 // Used in tests: a response that does not match its declared schema fails loudly instead of being
 // silently reshaped by the serializer.

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ledgerSum } from '../../src/credits/credits-repo.js';
+import { backends } from '../helpers/backends.js';
+import { errorOf, json, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
+
+for (const backend of backends()) {
+  describe(`account routes (${backend})`, () => {
+    let h: Harness;
+    let a: TestAccount;
+    before(async () => {
+      h = await startHarness(backend);
+      a = await h.account({ credits: 5_000 });
+    });
+    after(() => h.close());
+
+    test('balance shows the granted credits and charges nothing', async () => {
+      const res = await h.app.inject({ url: '/api/v1/credits/balance', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(res.statusCode, 200);
+      const body = json<{ data: { accountId: string; balance: number; updatedAt: string }; meta: { requestId: string; cached: boolean } }>(res);
+      assert.equal(body.data.accountId, a.accountId);
+      assert.equal(body.data.balance, 5_000);
+      assert.equal(body.meta.requestId, res.headers['x-request-id']);
+      assert.equal(res.headers['x-credits-charged'], '0');
+      assert.equal(res.headers['x-credits-remaining'], '5000');
+      assert.ok(Number(res.headers['ratelimit-limit']) > 0);
+    });
+
+    test('a new key is shown once, works, is listed without the secret and can be revoked', async () => {
+      const created = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey }, payload: { name: 'ci' } });
+      assert.equal(created.statusCode, 201);
+      const k = json<{ data: { id: string; key: string; prefix: string; name: string } }>(created).data;
+      assert.match(k.key, /^sdg_live_/);
+      assert.ok(k.key.startsWith(k.prefix));
+      assert.equal(k.name, 'ci');
+
+      const hello = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': k.key } });
+      assert.equal(hello.statusCode, 200);
+      assert.equal(json<{ data: { accountId: string } }>(hello).data.accountId, a.accountId);
+
+      const list = await h.app.inject({ url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(list.statusCode, 200);
+      assert.ok(!list.body.includes(k.key), 'the list never shows a secret');
+      const keys = json<{ data: { keys: Array<{ id: string; revokedAt: string | null }> } }>(list).data.keys;
+      assert.ok(keys.some((x) => x.id === k.id && x.revokedAt === null));
+
+      const stored = await h.deps.store.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.id).executeTakeFirstOrThrow();
+      assert.notEqual(stored.key_hash, k.key);
+      assert.match(stored.key_hash, /^[0-9a-f]{64}$/);
+
+      const del = await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${k.id}`, headers: { 'x-api-key': a.apiKey } });
+      assert.equal(del.statusCode, 200);
+      assert.ok(json<{ data: { revokedAt: string | null } }>(del).data.revokedAt);
+      const after = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': k.key } });
+      assert.equal(after.statusCode, 401);
+      assert.equal(errorOf(after).code, 'invalid_api_key');
+    });
+
+    test("another account's key id answers 404 and stays valid", async () => {
+      const b = await h.account();
+      const res = await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${b.keyId}`, headers: { 'x-api-key': a.apiKey } });
+      assert.equal(res.statusCode, 404);
+      assert.equal(errorOf(res).code, 'not_found');
+      const still = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': b.apiKey } });
+      assert.equal(still.statusCode, 200);
+    });
+
+    test('api-keys body validation: wrong type, unknown field, malformed JSON, wrong content type, too large', async () => {
+      const headers = { 'x-api-key': a.apiKey };
+      const wrongType = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 5 } });
+      assert.equal(wrongType.statusCode, 400);
+      const e1 = errorOf(wrongType);
+      assert.equal(e1.code, 'invalid_request');
+      assert.match(JSON.stringify(e1.details), /body\.name/);
+
+      const extra = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { nmae: 'x' } });
+      assert.equal(extra.statusCode, 400);
+      assert.match(JSON.stringify(errorOf(extra).details), /nmae/);
+
+      const bad = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"name": ' });
+      assert.equal(bad.statusCode, 400);
+      assert.equal(errorOf(bad).code, 'invalid_request');
+
+      const text = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...headers, 'content-type': 'text/plain' }, payload: 'name=x' });
+      assert.equal(text.statusCode, 415);
+      assert.equal(errorOf(text).code, 'unsupported_media_type');
+
+      const big = await h.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+      });
+      assert.equal(big.statusCode, 413);
+      assert.equal(errorOf(big).code, 'payload_too_large');
+    });
+
+    test('plans list the configured plans', async () => {
+      const res = await h.app.inject({ url: '/api/v1/payments/plans', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(res.statusCode, 200);
+      const plans = json<{ data: { plans: Array<{ id: string; rateLimitPerMinute: number }> } }>(res).data.plans;
+      assert.deepEqual(plans.map((p) => p.id), h.config.plans.map((p) => p.id));
+      assert.ok(plans.find((p) => p.id === 'free')!.rateLimitPerMinute >= 600);
+    });
+
+    test('usage pages the ledger newest first; cursors are bound to the account', async () => {
+      const u = await h.account({ credits: 0 });
+      for (let i = 1; i <= 5; i++) await (await import('../../src/credits/credits-repo.js')).grant(h.deps.store.db, u.accountId, i, `g${i}`);
+      const seen: number[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const q: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : '?limit=2';
+        const res = await h.app.inject({ url: `/api/v1/usage${q}`, headers: { 'x-api-key': u.apiKey } });
+        assert.equal(res.statusCode, 200);
+        const body = json<{ items: Array<{ amount: number; balanceAfter: number }>; hasNextPage: boolean; nextCursor: string | null }>(res);
+        assert.equal(body.nextCursor === null, !body.hasNextPage);
+        seen.push(...body.items.map((i) => i.amount));
+        cursor = body.nextCursor;
+        pages++;
+        if (pages === 1 && cursor) {
+          const foreign = await h.app.inject({ url: `/api/v1/usage?cursor=${encodeURIComponent(cursor)}`, headers: { 'x-api-key': a.apiKey } });
+          assert.equal(foreign.statusCode, 400);
+          assert.equal(errorOf(foreign).code, 'invalid_cursor');
+          const forged = cursor.replace(/^./, (c) => (c === 'e' ? 'f' : 'e'));
+          const res2 = await h.app.inject({ url: `/api/v1/usage?cursor=${encodeURIComponent(forged)}`, headers: { 'x-api-key': u.apiKey } });
+          assert.equal(res2.statusCode, 400);
+          assert.equal(errorOf(res2).code, 'invalid_cursor');
+        }
+      } while (cursor);
+      assert.deepEqual(seen, [5, 4, 3, 2, 1]);
+      assert.equal(pages, 3);
+      assert.equal(await ledgerSum(h.deps.store.db, u.accountId), 15);
+    });
+
+    for (const limit of ['0', '101', '1.5', 'ten', '-1']) {
+      test(`usage limit=${limit} is 400 invalid_request`, async () => {
+        const res = await h.app.inject({ url: `/api/v1/usage?limit=${limit}`, headers: { 'x-api-key': a.apiKey } });
+        assert.equal(res.statusCode, 400);
+        const e = errorOf(res);
+        assert.equal(e.code, 'invalid_request');
+        assert.match(JSON.stringify(e.details), /limit/);
+      });
+    }
+
+    test('limit=1 and limit=100 are accepted', async () => {
+      for (const limit of [1, 100]) {
+        const res = await h.app.inject({ url: `/api/v1/usage?limit=${limit}`, headers: { 'x-api-key': a.apiKey } });
+        assert.equal(res.statusCode, 200, res.body);
+      }
+    });
+
+    test('unknown routes answer 404 in the envelope, with a request id', async () => {
+      const res = await h.app.inject({ url: '/social/v1/nothing-here', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(res.statusCode, 404);
+      assert.equal(errorOf(res).code, 'not_found');
+      assert.match(String(res.headers['x-request-id']), /^req_/);
+    });
+
+    test('echo says hello to the caller', async () => {
+      const res = await h.app.inject({ url: '/echo/v1/hello', headers: { 'X-API-KEY': a.apiKey } });
+      assert.equal(res.statusCode, 200);
+      const d = json<{ data: { message: string; accountId: string; timestamp: string } }>(res).data;
+      assert.equal(d.message, 'hello');
+      assert.equal(d.accountId, a.accountId);
+      assert.ok(Math.abs(Date.parse(d.timestamp) - Date.now()) < 60_000);
+    });
+  });
+}
