@@ -1,0 +1,204 @@
+// The X API v2 data source: app-only bearer token, Node's global fetch, one request per call.
+// Parameters follow the X API v2 OpenAPI document (shared/upstream/x-api-v2-openapi.json); answers in
+// post-era and tweet-era names are both understood.
+import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
+import { SourceError, type DataSource, type RetweetEdge, type SourcePage, type TimelineQuery } from '../types.js';
+import { errorFromFetchFailure, errorFromProblems, errorFromStatus, resetAtFromHeaders } from './errors.js';
+import { communityParams, tweetParams, userParams, xTime, type QueryParams, type XFieldDialect } from './fields.js';
+import { asArray, asObject, asString, badResponse, isNumericId, type JsonObject } from './json.js';
+import { indexIncludes, mapCommunity, mapRetweetEdge, mapTweet, mapUser, newestFirst } from './map.js';
+import { RateLimitTracker, readRateLimitHeaders } from './rate-limits.js';
+
+export interface XSourceOptions {
+  bearerToken: string;
+  /** Default 'https://api.x.com'. */
+  baseUrl?: string;
+  /** Per request, default 10 000. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Parameter names to send; default 'posts' (the OpenAPI document's). See fields.ts. */
+  dialect?: XFieldDialect;
+  /** How long a call may wait for X's rate-limit window to reset before failing; default 0 (fail at once). */
+  maxRateLimitWaitMs?: number;
+  /** Share one tracker between sources that use the same token (e.g. the API's and the crawler's). */
+  rateLimits?: RateLimitTracker;
+}
+
+const USERNAME = /^[A-Za-z0-9_]{1,15}$/;
+/** A cursor of ours (not X's next_token): continue below this tweet id. */
+const UNTIL_PREFIX = 'until_id:';
+
+function clampLimit(limit: number): number {
+  return Number.isFinite(limit) ? Math.min(100, Math.max(1, Math.trunc(limit))) : 100;
+}
+
+export class XSource implements DataSource {
+  readonly name = 'x';
+  private readonly bearerToken: string;
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private readonly now: () => number;
+  private readonly dialect: XFieldDialect;
+  private readonly maxRateLimitWaitMs: number;
+  readonly rateLimits: RateLimitTracker;
+
+  constructor(options: XSourceOptions) {
+    if (!options.bearerToken) throw new Error('XSource needs a bearer token');
+    this.bearerToken = options.bearerToken;
+    this.baseUrl = (options.baseUrl ?? 'https://api.x.com').replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.now = options.now ?? Date.now;
+    this.dialect = options.dialect ?? 'posts';
+    this.maxRateLimitWaitMs = options.maxRateLimitWaitMs ?? 0;
+    this.rateLimits = options.rateLimits ?? new RateLimitTracker({ now: this.now, sleep: options.sleep });
+  }
+
+  async getUserByUsername(username: string): Promise<SocialProfile> {
+    const handle = username.startsWith('@') ? username.slice(1) : username;
+    const what = `user @${handle}`;
+    // X's usernames are 1-15 letters, digits and underscores: no other can exist.
+    if (!USERNAME.test(handle)) throw new SourceError('not_found', `${what} cannot exist on X`);
+    const body = await this.get('/2/users/by/username/:username', `/2/users/by/username/${handle}`, userParams(this.dialect), what);
+    return mapUser(this.single(body, what));
+  }
+
+  async getUserById(id: string): Promise<SocialProfile> {
+    const what = `user ${id}`;
+    this.checkId(id, what);
+    const body = await this.get('/2/users/:id', `/2/users/${id}`, userParams(this.dialect), what);
+    return mapUser(this.single(body, what));
+  }
+
+  async getTweet(id: string): Promise<Tweet> {
+    const what = `tweet ${id}`;
+    this.checkId(id, what);
+    const body = await this.get('/2/tweets/:id', `/2/tweets/${id}`, tweetParams(this.dialect), what);
+    return mapTweet(this.single(body, what), indexIncludes(body));
+  }
+
+  async getRetweeters(tweetId: string, page: { limit: number; after?: string }): Promise<SourcePage<RetweetEdge>> {
+    const what = `retweeters of tweet ${tweetId}`;
+    this.checkId(tweetId, what);
+    const params: QueryParams = {
+      ...userParams(this.dialect),
+      max_results: String(clampLimit(page.limit)),
+      pagination_token: page.after || undefined,
+    };
+    const body = await this.get('/2/tweets/:id/retweeted_by', `/2/tweets/${tweetId}/retweeted_by`, params, what);
+    const items = this.list(body, what).map(mapRetweetEdge);
+    return withNext(items, nextToken(body));
+  }
+
+  async getUserTweets(userId: string, query: TimelineQuery): Promise<SourcePage<Tweet>> {
+    const what = `tweets of user ${userId}`;
+    this.checkId(userId, what);
+    const limit = clampLimit(query.limit);
+    const untilId = query.after?.startsWith(UNTIL_PREFIX) ? query.after.slice(UNTIL_PREFIX.length) : undefined;
+    if (untilId !== undefined && !isNumericId(untilId)) throw new SourceError('bad_response', `an X timeline cursor is malformed`);
+    const params: QueryParams = {
+      ...tweetParams(this.dialect),
+      max_results: String(Math.max(5, limit)), // X wants 5..100
+      pagination_token: untilId === undefined ? query.after || undefined : undefined,
+      until_id: untilId,
+      since_id: query.sinceId,
+      start_time: query.startTime ? xTime(query.startTime) : undefined,
+      end_time: query.endTime ? xTime(query.endTime) : undefined,
+    };
+    const body = await this.get('/2/users/:id/tweets', `/2/users/${userId}/tweets`, params, what);
+    const includes = indexIncludes(body);
+    const tweets = this.list(body, what).map((raw) => mapTweet(raw, includes)).sort(newestFirst);
+    const token = nextToken(body);
+    const items = tweets.slice(0, limit);
+    const last = items[items.length - 1];
+    // When we asked for more than the caller wanted (X's minimum is 5), or are already paging by
+    // until_id, the next page starts below the last tweet we return; X's next_token would skip the rest.
+    const more = tweets.length > limit || token !== undefined;
+    if (last && more && (tweets.length > limit || untilId !== undefined)) return withNext(items, `${UNTIL_PREFIX}${last.id}`);
+    return withNext(items, token);
+  }
+
+  async getCommunity(id: string): Promise<Community> {
+    const what = `community ${id}`;
+    this.checkId(id, what);
+    const body = await this.get('/2/communities/:id', `/2/communities/${id}`, communityParams(), what);
+    return mapCommunity(this.single(body, what));
+  }
+
+  private checkId(id: string, what: string): void {
+    if (!isNumericId(id)) throw new SourceError('not_found', `${what} cannot exist on X (ids are decimal)`);
+  }
+
+  /** `data` of a single-resource answer; a 200 with only `errors[]` becomes the matching SourceError. */
+  private single(body: JsonObject, what: string): unknown {
+    if (asObject(body.data)) return body.data;
+    const errors = asArray(body.errors);
+    if (body.data === undefined && errors.length > 0) throw errorFromProblems(errors, what);
+    return badResponse(`no data for ${what}`);
+  }
+
+  /** `data` of a list answer; absent `data` is an empty page unless `errors[]` says why. */
+  private list(body: JsonObject, what: string): unknown[] {
+    if (Array.isArray(body.data)) return body.data;
+    if (body.data === undefined || body.data === null) {
+      const errors = asArray(body.errors);
+      if (errors.length > 0) throw errorFromProblems(errors, what);
+      return [];
+    }
+    return badResponse(`data for ${what} is not a list`);
+  }
+
+  /** One GET to X, within the endpoint's rate limit and our timeout; the JSON object it answered. */
+  private async get(template: string, path: string, params: QueryParams, what: string): Promise<JsonObject> {
+    const key = `GET ${template}`;
+    await this.rateLimits.acquire(key, this.maxRateLimitWaitMs);
+
+    const url = new URL(this.baseUrl + path);
+    for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') url.searchParams.set(name, value);
+    const signal = AbortSignal.timeout(this.timeoutMs);
+
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${this.bearerToken}`, accept: 'application/json' },
+        signal,
+      });
+    } catch (err) {
+      this.rateLimits.settle(key, undefined);
+      throw errorFromFetchFailure(err, signal.aborted, this.timeoutMs, what);
+    }
+    const throttledUntil = this.rateLimits.settle(key, response.status, readRateLimitHeaders(response.headers));
+
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw errorFromFetchFailure(err, signal.aborted, this.timeoutMs, what);
+    }
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+      if (response.ok) badResponse(`the answer for ${what} is not JSON`);
+    }
+    if (!response.ok) {
+      const resetAt = throttledUntil ?? resetAtFromHeaders(response.headers, this.now());
+      throw errorFromStatus(response.status, body, what, resetAt);
+    }
+    return asObject(body) ?? badResponse(`the answer for ${what} is not a JSON object`);
+  }
+}
+
+function nextToken(body: JsonObject): string | undefined {
+  const token = asString(asObject(body.meta)?.next_token);
+  return token === undefined || token === '' ? undefined : token;
+}
+
+function withNext<T>(items: T[], next: string | undefined): SourcePage<T> {
+  return next === undefined ? { items } : { items, next };
+}

@@ -1,0 +1,119 @@
+// Credits are money: exactness under concurrency, on every backend and across processes.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { getBalance, grant, ledgerSum, release, reserve, settle } from '../../src/credits/credits-repo.js';
+import { createAccount } from '../../src/accounts/accounts-repo.js';
+import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
+import { runSdg, startServer, type ServerProcess } from '../helpers/processes.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+
+const COST = 7;
+const N = 10;
+const costs = JSON.stringify({ echoHello: COST });
+
+for (const backend of backends()) {
+  describe(`credits (${backend})`, () => {
+    let h: Harness;
+    before(async () => {
+      h = await startHarness(backend, { COSTS: costs });
+    });
+    after(() => h.close());
+
+    test(`${20 * N} concurrent calls with credits for exactly ${N}: ${N} succeed, the rest 402, balance 0, ledger sums`, async () => {
+      const a = await h.account({ credits: COST * N });
+      const results = await Promise.all(
+        Array.from({ length: 20 * N }, () => h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': a.apiKey } })),
+      );
+      const ok = results.filter((r) => r.statusCode === 200);
+      const refused = results.filter((r) => r.statusCode === 402);
+      assert.equal(ok.length, N);
+      assert.equal(refused.length, 19 * N);
+      for (const r of ok) assert.equal(r.headers['x-credits-charged'], String(COST));
+      for (const r of refused) {
+        const e = errorOf(r);
+        assert.equal(e.code, 'insufficient_credits');
+        assert.equal(e.details?.required, COST);
+        assert.equal(r.headers['x-credits-charged'], '0');
+      }
+      const bal = await getBalance(h.deps.store.db, a.accountId);
+      assert.deepEqual(bal, { balance: 0, reserved: 0 });
+      assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 0);
+      const charges = await h.deps.store.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', a.accountId).where('kind', '=', 'charge').execute();
+      assert.equal(charges.length, N);
+      assert.equal(new Set(charges.map((c) => c.request_id)).size, N, 'every charge recorded once, with its request id');
+      assert.deepEqual(new Set(charges.map((c) => c.request_id)), new Set(ok.map((r) => r.headers['x-request-id'])));
+    });
+
+    test('a failed call is never charged: bad input after auth costs nothing', async () => {
+      const a = await h.account({ credits: 100 });
+      const res = await h.app.inject({ url: '/echo/v1/hello?x=1', headers: { 'x-api-key': a.apiKey } });
+      // echo takes no query; extra query params are ignored, so this one succeeds and is charged
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['x-credits-remaining'], String(100 - COST));
+      const usageBad = await h.app.inject({ url: '/api/v1/usage?limit=0', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(usageBad.statusCode, 400);
+      assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 100 - COST);
+    });
+
+    test('a release never exceeds its reservation; settle and release happen once', async () => {
+      const db = h.deps.store.db;
+      const { accountId } = await createAccount(db, { name: 'r', planId: 'free' });
+      await grant(db, accountId, 50, 't');
+      const r1 = await reserve(db, accountId, 30);
+      assert.ok(r1.ok);
+      const r2 = await reserve(db, accountId, 30);
+      assert.deepEqual(r2, { ok: false, available: 20 });
+      assert.equal(await release(db, r1.reservationId), true);
+      assert.equal(await release(db, r1.reservationId), false);
+      assert.equal(await settle(db, r1.reservationId, { requestId: 'x', keyId: null, endpoint: 'e' }), undefined);
+      assert.deepEqual(await getBalance(db, accountId), { balance: 50, reserved: 0 });
+      const r3 = await reserve(db, accountId, 50);
+      assert.ok(r3.ok);
+      assert.deepEqual(await settle(db, r3.reservationId, { requestId: 'y', keyId: null, endpoint: 'e' }), { charged: 50, balance: 0 });
+      assert.equal(await release(db, r3.reservationId), false);
+      assert.deepEqual(await getBalance(db, accountId), { balance: 0, reserved: 0 });
+      assert.equal(await ledgerSum(db, accountId), 0);
+      await assert.rejects(reserve(db, accountId, 0));
+      await assert.rejects(reserve(db, accountId, -5));
+    });
+  });
+
+  describe(`credits across two server processes (${backend})`, () => {
+    let ts: TestStore;
+    const servers: ServerProcess[] = [];
+    before(async () => {
+      ts = await createTestStore(backend);
+      await migrateToLatest(ts.store);
+      await ts.store.close();
+      const env = { ...ts.env, COSTS: costs, ROLES: 'api' };
+      servers.push(await startServer(env), await startServer(env));
+    });
+    after(async () => {
+      for (const s of servers) await s.stop();
+      await ts.dispose();
+    });
+
+    test(`${20 * N} concurrent calls spread over two processes: exactly ${N} succeed`, async () => {
+      const created = await runSdg(['accounts', 'create', '--name', 'mp', '--credits', String(COST * N), '--rate-limit-per-minute', '100000', '--json'], { ...ts.env });
+      assert.equal(created.code, 0, created.stderr);
+      const { accountId, apiKey } = JSON.parse(created.stdout) as { accountId: string; apiKey: string };
+      const statuses = await Promise.all(
+        Array.from({ length: 20 * N }, (_, i) => fetch(`${servers[i % 2]!.url}/echo/v1/hello`, { headers: { 'x-api-key': apiKey } }).then((r) => r.status)),
+      );
+      assert.equal(statuses.filter((s) => s === 200).length, N);
+      assert.equal(statuses.filter((s) => s === 402).length, 19 * N);
+      const bal = await fetch(`${servers[0]!.url}/api/v1/credits/balance`, { headers: { 'x-api-key': apiKey } }).then((r) => r.json() as Promise<{ data: { balance: number } }>);
+      assert.equal(bal.data.balance, 0);
+      const usage = await fetch(`${servers[1]!.url}/api/v1/usage?limit=100`, { headers: { 'x-api-key': apiKey } }).then(
+        (r) => r.json() as Promise<{ items: Array<{ kind: string; amount: number; balanceAfter: number }> }>,
+      );
+      assert.equal(usage.items.filter((i) => i.kind === 'charge').length, N);
+      assert.equal(usage.items.reduce((s, i) => s + i.amount, 0), 0);
+      // balanceAfter values of the charges are distinct steps down to 0: each charge applied exactly once
+      const afters = usage.items.filter((i) => i.kind === 'charge').map((i) => i.balanceAfter).sort((x, y) => x - y);
+      assert.deepEqual(afters, Array.from({ length: N }, (_, i) => i * COST));
+      assert.ok(accountId.startsWith('acc_'));
+    });
+  });
+}
