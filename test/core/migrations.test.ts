@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import type { Store } from '../../src/store/connect.js';
+import { migrateToLatest, migratorFor } from '../../src/store/migrate.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import { backends, createTestStore } from '../helpers/backends.js';
+
+async function describeSchema(store: Store): Promise<unknown> {
+  const tables = (await store.db.introspection.getTables())
+    .map((t) => ({ name: t.name, columns: t.columns.map((c) => `${c.name}:${c.dataType}:${c.isNullable}:${c.hasDefaultValue}:${c.isAutoIncrementing}`).sort() }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const indexes =
+    store.dialect === 'sqlite'
+      ? (await sql<{ name: string; sql: string | null }>`select name, sql from sqlite_master where type = 'index' order by name`.execute(store.db)).rows
+      : (await sql<{ name: string; sql: string }>`select indexname as name, indexdef as sql from pg_indexes where schemaname = current_schema() order by indexname`.execute(store.db)).rows;
+  return { tables, indexes };
+}
+
+for (const backend of backends()) {
+  describe(`migrations (${backend})`, () => {
+    test('migrating an empty store one step at a time gives the same schema as a fresh install', async () => {
+      const stepwise = await createTestStore(backend);
+      const fresh = await createTestStore(backend);
+      try {
+        const migrator = migratorFor(stepwise.store);
+        const names = Object.keys(migrations(backend)).sort();
+        for (const name of names) {
+          const { error, results } = await migrator.migrateUp();
+          assert.equal(error, undefined);
+          assert.deepEqual(results?.map((r) => r.migrationName), [name]);
+        }
+        assert.deepEqual((await migrator.migrateUp()).results, []);
+        await migrateToLatest(fresh.store);
+        const a = await describeSchema(stepwise.store);
+        const b = await describeSchema(fresh.store);
+        assert.deepEqual(a, b);
+        const tableNames = (a as { tables: Array<{ name: string }> }).tables.map((t) => t.name);
+        for (const t of ['accounts', 'api_keys', 'ledger_entries', 'credit_reservations', 'idempotency_keys', 'settings']) assert.ok(tableNames.includes(t), t);
+        // Running again is a no-op.
+        assert.deepEqual(await migrateToLatest(fresh.store), []);
+      } finally {
+        await stepwise.dispose();
+        await fresh.dispose();
+      }
+    });
+
+    test('the balance can never go negative, even by a direct write', async () => {
+      const s = await createTestStore(backend);
+      try {
+        await migrateToLatest(s.store);
+        await s.store.db.insertInto('accounts').values({ id: 'acc_x', name: 'x', plan_id: 'free', balance: 5, reserved: 0, rate_limit_per_minute: null, created_at: new Date().toISOString() }).execute();
+        await assert.rejects(s.store.db.updateTable('accounts').set({ balance: -1 }).where('id', '=', 'acc_x').execute());
+      } finally {
+        await s.dispose();
+      }
+    });
+  });
+}
