@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseCosts } from './costs.js';
 import { bool, ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
 import { loadPlans, type Plan } from './plans.js';
+import { parseWalletConfig, type WalletConfig } from '../connectors/wallet/chains.js';
 
 export type Role = 'api' | 'worker' | 'scheduler';
 
@@ -32,6 +33,7 @@ export interface Config {
   crawl: { intervalHours: number; backfillDays: number; concurrency: number; refreshDays: number };
   exports: { linkTtlSeconds: number; dir: string };
   idempotencyTtlHours: number;
+  wallet: WalletConfig;
   env: Env;
 }
 
@@ -105,6 +107,16 @@ export function loadConfig(env: Env = process.env): Config {
       dir: resolve(str(env, 'EXPORTS_DIR', resolve(dataDir, 'exports'))),
     },
     idempotencyTtlHours: 24,
+    wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
   };
+}
+
+function wrapConfigError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError((err as Error).message);
+  }
 }

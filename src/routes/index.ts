@@ -6,6 +6,7 @@ import { registerPlans } from './account/plans.js';
 import { registerUsage } from './account/usage.js';
 import { registerEchoHello } from './echo/hello.js';
 import { registerHealthRoutes } from './system/health.js';
+import { registerWalletBalance } from './wallet/balance.js';
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerHealthRoutes(app, deps);
@@ -14,4 +15,5 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerPlans(app, deps);
   registerUsage(app, deps);
   registerEchoHello(app);
+  registerWalletBalance(app, deps);
 }

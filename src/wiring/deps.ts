@@ -7,6 +7,7 @@ import { MemoryRateLimiter } from '../http/rate-limit.js';
 import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { resolveSecret } from './secret.js';
+import { ViemWalletService } from '../connectors/wallet/wallet-service.js';
 
 export interface BuildOptions {
   /** Use this store instead of opening one from configuration (tests). */
@@ -19,6 +20,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const store = opts.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   if (opts.migrate !== false) await migrateToLatest(store);
   const secret = await resolveSecret(store, config.secret);
+  const w = config.wallet;
   return {
     config,
     store,
@@ -26,6 +28,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     rateLimiter: new MemoryRateLimiter(),
     metrics: createMetrics(),
     startedAt: new Date(),
+    wallet: new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries }),
   };
 }
 

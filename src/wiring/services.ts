@@ -1,5 +1,7 @@
 // Domain services that routes use, grouped so tests can hand routes fakes.
+import type { WalletService } from '../connectors/wallet/wallet-service.js';
+
 export interface Services {
-  /** Filled in as parts of the product are added. */
   startedAt: Date;
+  wallet: WalletService;
 }

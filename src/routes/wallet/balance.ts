@@ -1,0 +1,23 @@
+import { WalletBalanceSchema, WalletParams, WalletQuery } from '../../connectors/wallet/schema.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+
+export function registerWalletBalance(app: App, deps: Deps): void {
+  app.get(
+    '/wallet/v1/balance/:address',
+    {
+      schema: {
+        operationId: 'getWalletBalance',
+        tags: ['wallet'],
+        summary: "An address's native-token balance on a configured EVM chain, read over JSON-RPC.",
+        params: WalletParams,
+        querystring: WalletQuery,
+        response: { 200: single(WalletBalanceSchema) },
+      },
+    },
+    async (request) => ({
+      data: await deps.wallet.getBalance(request.params.address, request.query.chain),
+      meta: { requestId: request.id, cached: false },
+    }),
+  );
+}
