@@ -130,6 +130,9 @@ function mapEntities(raw: unknown): Entities {
   return { hashtags, urls, mentions };
 }
 
+/** What an X handle can look like; anything else does not go into a permalink. */
+const HANDLE = /^[A-Za-z0-9_]{1,15}$/;
+
 const MEDIA_TYPES: ReadonlySet<string> = new Set(['photo', 'video', 'animated_gif']);
 
 function mapMedia(key: string, media: JsonObject): MediaItem | undefined {
@@ -180,7 +183,7 @@ export function mapTweet(raw: unknown, includes: Includes): Tweet {
 
   const author = includes.usersById.get(authorId);
   const username = nonEmpty(author?.username) ?? nonEmpty(post.username);
-  const url = username === null ? `https://x.com/i/status/${id}` : `https://x.com/${username}/status/${id}`;
+  const url = username !== null && HANDLE.test(username) ? `https://x.com/${username}/status/${id}` : `https://x.com/i/status/${id}`;
 
   const media: MediaItem[] = [];
   for (const key of asArray(asObject(post.attachments)?.media_keys)) {

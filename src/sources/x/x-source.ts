@@ -136,7 +136,7 @@ export class XSource implements DataSource {
   private single(body: JsonObject, what: string): unknown {
     if (asObject(body.data)) return body.data;
     const errors = asArray(body.errors);
-    if (body.data === undefined && errors.length > 0) throw errorFromProblems(errors, what);
+    if ((body.data === undefined || body.data === null) && errors.length > 0) throw errorFromProblems(errors, what);
     return badResponse(`no data for ${what}`);
   }
 
