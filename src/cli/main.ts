@@ -9,6 +9,8 @@ import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { CliError, parsePositiveInt, print } from './output.js';
 import { serve } from './serve.js';
+import { DemoSource } from '../sources/demo/demo-source.js';
+import { demoSample } from '../sources/demo/sample.js';
 
 async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -108,6 +110,18 @@ keys
       print(!!o.json, { keyId: k.id, revokedAt: k.revokedAt }, `revoked ${k.id}`);
     }),
   );
+
+const demo = program.command('demo').description('the built-in demo network (simulated data)');
+demo
+  .command('sample')
+  .description('ids that exist in the demo network, for trying the API')
+  .option('--json', 'print JSON')
+  .action((o: { json?: boolean }) => {
+    const config = loadConfig();
+    const source = new DemoSource({ seed: config.source.demo.seed, userCount: config.source.demo.userCount });
+    const sample = demoSample(source, new Date());
+    print(!!o.json, sample, Object.entries(sample).map(([k, v]) => `${k}: ${(v as string[]).join(' ')}`).join('\n'));
+  });
 
 program.addOption(new Option('--version').hideHelp());
 

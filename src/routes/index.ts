@@ -5,6 +5,7 @@ import { registerCreditsBalance } from './account/credits-balance.js';
 import { registerPlans } from './account/plans.js';
 import { registerUsage } from './account/usage.js';
 import { registerEchoHello } from './echo/hello.js';
+import { registerSocialRoutes } from './social/index.js';
 import { registerHealthRoutes } from './system/health.js';
 import { registerWalletBalance } from './wallet/balance.js';
 
@@ -14,6 +15,7 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerApiKeyRoutes(app, deps);
   registerPlans(app, deps);
   registerUsage(app, deps);
+  registerSocialRoutes(app, deps);
   registerEchoHello(app);
   registerWalletBalance(app, deps);
 }

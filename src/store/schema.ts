@@ -57,6 +57,41 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+export interface ProfilesTable {
+  id: string;
+  username: string;
+  data: string;
+  fetched_at: string;
+}
+
+export interface TweetsTable {
+  id: string;
+  seq: string;
+  author_id: string;
+  created_at: string;
+  data: string;
+  metrics: string;
+  fetched_at: string;
+}
+
+export interface RetweetsTable {
+  tweet_id: string;
+  user_id: string;
+  retweeted_at: string | null;
+}
+
+export interface CommunitiesTable {
+  id: string;
+  data: string;
+  fetched_at: string;
+}
+
+export interface ListCacheTable {
+  key: string;
+  payload: string;
+  fetched_at: string;
+}
+
 export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
@@ -64,4 +99,9 @@ export interface Database {
   credit_reservations: CreditReservationsTable;
   ledger_entries: LedgerEntriesTable;
   idempotency_keys: IdempotencyKeysTable;
+  profiles: ProfilesTable;
+  tweets: TweetsTable;
+  retweets: RetweetsTable;
+  communities: CommunitiesTable;
+  list_cache: ListCacheTable;
 }

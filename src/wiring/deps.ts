@@ -8,6 +8,8 @@ import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { resolveSecret } from './secret.js';
 import { ViemWalletService } from '../connectors/wallet/wallet-service.js';
+import { buildSource } from '../sources/build-source.js';
+import { SocialService } from '../social/social-service.js';
 
 export interface BuildOptions {
   /** Use this store instead of opening one from configuration (tests). */
@@ -21,6 +23,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   if (opts.migrate !== false) await migrateToLatest(store);
   const secret = await resolveSecret(store, config.secret);
   const w = config.wallet;
+  const source = buildSource(config);
   return {
     config,
     store,
@@ -28,6 +31,9 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     rateLimiter: new MemoryRateLimiter(),
     metrics: createMetrics(),
     startedAt: new Date(),
+    secret,
+    source,
+    social: new SocialService(store.db, source, config.cache),
     wallet: new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries }),
   };
 }

@@ -1,7 +1,13 @@
 // Domain services that routes use, grouped so tests can hand routes fakes.
 import type { WalletService } from '../connectors/wallet/wallet-service.js';
+import type { SocialService } from '../social/social-service.js';
+import type { DataSource } from '../sources/types.js';
 
 export interface Services {
   startedAt: Date;
+  /** Signs cursors and download links. */
+  secret: string;
   wallet: WalletService;
+  source: DataSource;
+  social: SocialService;
 }

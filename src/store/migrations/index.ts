@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../connect.js';
 import { coreMigration } from './001-core.js';
+import { socialMigration } from './002-social.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001-core': coreMigration(dialect),
+    '002-social': socialMigration(),
   };
 }
 

@@ -1,0 +1,15 @@
+import { Community } from '../../domain/models.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+import { IdParams } from './params.js';
+
+export function registerCommunity(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/communities/:id',
+    { schema: { operationId: 'getCommunity', tags: ['social'], summary: 'A community by id.', params: IdParams, response: { 200: single(Community) } } },
+    async (request) => {
+      const r = await deps.social.community(request.params.id);
+      return { data: r.value, meta: { requestId: request.id, cached: r.cached } };
+    },
+  );
+}

@@ -1,0 +1,23 @@
+import type { FastifyRequest } from 'fastify';
+import type { CursorCodec } from '../../http/cursor.js';
+import type { Page } from '../../social/social-service.js';
+
+interface Position {
+  p: string;
+}
+
+/** Reads `cursor` into the source position it wraps; the list name binds it to this list. */
+export function positionOf(cursors: CursorCodec, list: string, cursor: string | undefined): string | undefined {
+  return cursor === undefined ? undefined : cursors.decode<Position>(list, cursor).p;
+}
+
+/** The paginated envelope of a page; nextCursor is null exactly when there is no next page. */
+export function pageEnvelope<T>(cursors: CursorCodec, list: string, request: FastifyRequest, page: Page<T>) {
+  return {
+    items: page.items,
+    hasNextPage: page.next !== undefined,
+    nextCursor: page.next !== undefined ? cursors.encode(list, { p: page.next } satisfies Position) : null,
+    requestId: request.id,
+    cached: page.cached,
+  };
+}

@@ -1,0 +1,27 @@
+import { SocialProfile } from '../../domain/models.js';
+import type { App, Deps } from '../../http/context.js';
+import { PageQuery, paginated } from '../../http/schemas.js';
+import { pageEnvelope, positionOf } from './list-page.js';
+import { IdParams } from './params.js';
+
+export function registerRetweetedBy(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/tweets/:id/retweeted_by',
+    {
+      schema: {
+        operationId: 'getRetweeters',
+        tags: ['social'],
+        summary: 'Users who retweeted a tweet, most recent retweet first.',
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: paginated(SocialProfile) },
+      },
+    },
+    async (request) => {
+      const list = `retweeted_by:${request.params.id}`;
+      const after = positionOf(deps.cursors, list, request.query.cursor);
+      const page = await deps.social.retweeters(request.params.id, request.query.limit ?? 20, after);
+      return pageEnvelope(deps.cursors, list, request, page);
+    },
+  );
+}

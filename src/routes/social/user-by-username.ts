@@ -1,0 +1,23 @@
+import { SocialProfile } from '../../domain/models.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+import { UsernameParams } from './params.js';
+
+export function registerUserByUsername(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/users/by/username/:username',
+    {
+      schema: {
+        operationId: 'getUserByUsername',
+        tags: ['social'],
+        summary: 'A user profile by handle.',
+        params: UsernameParams,
+        response: { 200: single(SocialProfile) },
+      },
+    },
+    async (request) => {
+      const r = await deps.social.profileByUsername(request.params.username);
+      return { data: r.value, meta: { requestId: request.id, cached: r.cached } };
+    },
+  );
+}

@@ -1,0 +1,148 @@
+// The store's copy of what the data source returned. Bulk exports and the crawl read and write it too.
+import type { Kysely } from 'kysely';
+import type { Community, SocialProfile, Tweet } from '../domain/models.js';
+import type { Database } from '../store/schema.js';
+
+export interface Stored<T> {
+  value: T;
+  fetchedAt: string;
+}
+
+export const tweetSeq = (id: string): string => id.padStart(20, '0');
+
+// Parameter limits differ (SQLite 32766, Postgres 65535); 500 rows × 7 columns stays well inside both.
+const CHUNK = 500;
+
+export async function upsertProfiles(db: Kysely<Database>, profiles: SocialProfile[], fetchedAt: string): Promise<void> {
+  for (let i = 0; i < profiles.length; i += CHUNK) {
+    const rows = profiles.slice(i, i + CHUNK).map((p) => ({ id: p.id, username: p.username, data: JSON.stringify(p), fetched_at: fetchedAt }));
+    if (rows.length === 0) continue;
+    await db
+      .insertInto('profiles')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({ username: eb.ref('excluded.username'), data: eb.ref('excluded.data'), fetched_at: eb.ref('excluded.fetched_at') })),
+      )
+      .execute();
+  }
+}
+
+export async function findProfileById(db: Kysely<Database>, id: string): Promise<Stored<SocialProfile> | undefined> {
+  const r = await db.selectFrom('profiles').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
+  return r && { value: JSON.parse(r.data) as SocialProfile, fetchedAt: r.fetched_at };
+}
+
+export async function findProfileByUsername(db: Kysely<Database>, username: string): Promise<Stored<SocialProfile> | undefined> {
+  const r = await db.selectFrom('profiles').select(['data', 'fetched_at']).where('username', '=', username).orderBy('fetched_at', 'desc').executeTakeFirst();
+  return r && { value: JSON.parse(r.data) as SocialProfile, fetchedAt: r.fetched_at };
+}
+
+export async function findProfiles(db: Kysely<Database>, ids: string[]): Promise<Map<string, SocialProfile>> {
+  const out = new Map<string, SocialProfile>();
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const part = ids.slice(i, i + CHUNK);
+    if (part.length === 0) continue;
+    const rows = await db.selectFrom('profiles').select(['id', 'data']).where('id', 'in', part).execute();
+    for (const r of rows) out.set(r.id, JSON.parse(r.data) as SocialProfile);
+  }
+  return out;
+}
+
+/**
+ * Stores tweets. New ones are inserted; stored ones are rewritten only when their metrics changed.
+ * Returns how many were new and how many had their metrics updated (the crawl reports both).
+ */
+export async function upsertTweets(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<{ inserted: number; updated: number }> {
+  let inserted = 0;
+  let updated = 0;
+  for (let i = 0; i < tweets.length; i += CHUNK) {
+    const part = tweets.slice(i, i + CHUNK);
+    if (part.length === 0) continue;
+    await db.transaction().execute(async (trx) => {
+      const existing = new Map(
+        (await trx.selectFrom('tweets').select(['id', 'metrics']).where('id', 'in', part.map((t) => t.id)).execute()).map((r) => [r.id, r.metrics]),
+      );
+      const fresh = new Map<string, Tweet>();
+      for (const t of part) if (!existing.has(t.id)) fresh.set(t.id, t);
+      if (fresh.size > 0) {
+        const res = await trx
+          .insertInto('tweets')
+          .values(
+            [...fresh.values()].map((t) => ({
+              id: t.id,
+              seq: tweetSeq(t.id),
+              author_id: t.authorId,
+              created_at: t.createdAt,
+              data: JSON.stringify(t),
+              metrics: JSON.stringify(t.metrics),
+              fetched_at: fetchedAt,
+            })),
+          )
+          // A concurrent writer may have stored it meanwhile: that copy is as good as ours.
+          .onConflict((oc) => oc.column('id').doNothing())
+          .executeTakeFirst();
+        inserted += Number(res.numInsertedOrUpdatedRows ?? 0);
+      }
+      for (const t of part) {
+        const before = existing.get(t.id);
+        if (before === undefined) continue;
+        const metrics = JSON.stringify(t.metrics);
+        if (metrics === before) continue;
+        await trx.updateTable('tweets').set({ data: JSON.stringify(t), metrics, fetched_at: fetchedAt }).where('id', '=', t.id).execute();
+        updated++;
+      }
+    });
+  }
+  return { inserted, updated };
+}
+
+export async function findTweet(db: Kysely<Database>, id: string): Promise<Stored<Tweet> | undefined> {
+  const r = await db.selectFrom('tweets').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
+  return r && { value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at };
+}
+
+export async function findTweets(db: Kysely<Database>, ids: string[]): Promise<Map<string, Tweet>> {
+  const out = new Map<string, Tweet>();
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const part = ids.slice(i, i + CHUNK);
+    if (part.length === 0) continue;
+    const rows = await db.selectFrom('tweets').select(['id', 'data']).where('id', 'in', part).execute();
+    for (const r of rows) out.set(r.id, JSON.parse(r.data) as Tweet);
+  }
+  return out;
+}
+
+export async function upsertRetweets(db: Kysely<Database>, tweetId: string, edges: Array<{ userId: string; retweetedAt: string | null }>): Promise<void> {
+  if (edges.length === 0) return;
+  await db
+    .insertInto('retweets')
+    .values(edges.map((e) => ({ tweet_id: tweetId, user_id: e.userId, retweeted_at: e.retweetedAt })))
+    .onConflict((oc) => oc.columns(['tweet_id', 'user_id']).doNothing())
+    .execute();
+}
+
+export async function upsertCommunity(db: Kysely<Database>, c: Community, fetchedAt: string): Promise<void> {
+  await db
+    .insertInto('communities')
+    .values({ id: c.id, data: JSON.stringify(c), fetched_at: fetchedAt })
+    .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ data: eb.ref('excluded.data'), fetched_at: eb.ref('excluded.fetched_at') })))
+    .execute();
+}
+
+export async function findCommunity(db: Kysely<Database>, id: string): Promise<Stored<Community> | undefined> {
+  const r = await db.selectFrom('communities').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
+  return r && { value: JSON.parse(r.data) as Community, fetchedAt: r.fetched_at };
+}
+
+export async function getListCache<T>(db: Kysely<Database>, key: string): Promise<Stored<T> | undefined> {
+  const r = await db.selectFrom('list_cache').select(['payload', 'fetched_at']).where('key', '=', key).executeTakeFirst();
+  return r && { value: JSON.parse(r.payload) as T, fetchedAt: r.fetched_at };
+}
+
+export async function putListCache(db: Kysely<Database>, key: string, value: unknown, fetchedAt: string): Promise<void> {
+  await db
+    .insertInto('list_cache')
+    .values({ key, payload: JSON.stringify(value), fetched_at: fetchedAt })
+    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ payload: eb.ref('excluded.payload'), fetched_at: eb.ref('excluded.fetched_at') })))
+    .execute();
+}

@@ -1,0 +1,116 @@
+// Reads of profiles, tweets, retweeters, timelines and communities: served from the store while
+// fresh (cached: true), else fetched from the data source and stored (cached: false).
+import type { Kysely } from 'kysely';
+import type { Config } from '../config/config.js';
+import type { Community, SocialProfile, Tweet } from '../domain/models.js';
+import type { DataSource } from '../sources/types.js';
+import type { Database } from '../store/schema.js';
+import {
+  findCommunity,
+  findProfileByUsername,
+  findProfiles,
+  findTweet,
+  findTweets,
+  getListCache,
+  putListCache,
+  upsertCommunity,
+  upsertProfiles,
+  upsertRetweets,
+  upsertTweets,
+} from './social-repo.js';
+import { toAppError } from './source-errors.js';
+
+export interface Read<T> {
+  value: T;
+  cached: boolean;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** The source's position of the next page; undefined at the end. */
+  next: string | undefined;
+  cached: boolean;
+}
+
+interface CachedRetweeters {
+  users: Array<{ id: string; at: string | null }>;
+  next?: string;
+}
+interface CachedTimeline {
+  ids: string[];
+  next?: string;
+}
+
+export class SocialService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly source: DataSource,
+    private readonly cache: Config['cache'],
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private fresh(fetchedAt: string, seconds: number): boolean {
+    return seconds > 0 && Date.parse(fetchedAt) > this.now() - seconds * 1000;
+  }
+
+  private stamp(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  async profileByUsername(username: string): Promise<Read<SocialProfile>> {
+    const handle = username.toLowerCase();
+    const stored = await findProfileByUsername(this.db, handle);
+    if (stored && this.fresh(stored.fetchedAt, this.cache.profileSeconds)) return { value: stored.value, cached: true };
+    const profile = await this.source.getUserByUsername(handle).catch((e) => toAppError(e, 'user'));
+    await upsertProfiles(this.db, [profile], this.stamp());
+    return { value: profile, cached: false };
+  }
+
+  async tweet(id: string): Promise<Read<Tweet>> {
+    const stored = await findTweet(this.db, id);
+    if (stored && this.fresh(stored.fetchedAt, this.cache.tweetSeconds)) return { value: stored.value, cached: true };
+    const tweet = await this.source.getTweet(id).catch((e) => toAppError(e, 'tweet'));
+    await upsertTweets(this.db, [tweet], this.stamp());
+    return { value: tweet, cached: false };
+  }
+
+  async community(id: string): Promise<Read<Community>> {
+    const stored = await findCommunity(this.db, id);
+    if (stored && this.fresh(stored.fetchedAt, this.cache.communitySeconds)) return { value: stored.value, cached: true };
+    const community = await this.source.getCommunity(id).catch((e) => toAppError(e, 'community'));
+    await upsertCommunity(this.db, community, this.stamp());
+    return { value: community, cached: false };
+  }
+
+  async retweeters(tweetId: string, limit: number, after: string | undefined): Promise<Page<SocialProfile>> {
+    const key = `rt:${tweetId}:${limit}:${after ?? ''}`;
+    const hit = await getListCache<CachedRetweeters>(this.db, key);
+    if (hit && this.fresh(hit.fetchedAt, this.cache.listSeconds)) {
+      const profiles = await findProfiles(this.db, hit.value.users.map((u) => u.id));
+      if (profiles.size === new Set(hit.value.users.map((u) => u.id)).size) {
+        return { items: hit.value.users.map((u) => profiles.get(u.id)!), next: hit.value.next, cached: true };
+      }
+    }
+    const page = await this.source.getRetweeters(tweetId, { limit, ...(after ? { after } : {}) }).catch((e) => toAppError(e, 'tweet'));
+    const stamp = this.stamp();
+    await upsertProfiles(this.db, page.items.map((e) => e.user), stamp);
+    await upsertRetweets(this.db, tweetId, page.items.map((e) => ({ userId: e.user.id, retweetedAt: e.retweetedAt })));
+    const value: CachedRetweeters = { users: page.items.map((e) => ({ id: e.user.id, at: e.retweetedAt })), ...(page.next ? { next: page.next } : {}) };
+    await putListCache(this.db, key, value, stamp);
+    return { items: page.items.map((e) => e.user), next: page.next, cached: false };
+  }
+
+  async userTweets(userId: string, limit: number, after: string | undefined): Promise<Page<Tweet>> {
+    const key = `tl:${userId}:${limit}:${after ?? ''}`;
+    const hit = await getListCache<CachedTimeline>(this.db, key);
+    if (hit && this.fresh(hit.fetchedAt, this.cache.listSeconds)) {
+      const tweets = await findTweets(this.db, hit.value.ids);
+      if (tweets.size === new Set(hit.value.ids).size) return { items: hit.value.ids.map((id) => tweets.get(id)!), next: hit.value.next, cached: true };
+    }
+    const page = await this.source.getUserTweets(userId, { limit, ...(after ? { after } : {}) }).catch((e) => toAppError(e, 'user'));
+    const stamp = this.stamp();
+    await upsertTweets(this.db, page.items, stamp);
+    await putListCache(this.db, key, { ids: page.items.map((t) => t.id), ...(page.next ? { next: page.next } : {}) } satisfies CachedTimeline, stamp);
+    return { items: page.items, next: page.next, cached: false };
+  }
+}

@@ -1,0 +1,26 @@
+import { AppError } from '../errors/app-error.js';
+import { SourceError } from '../sources/types.js';
+
+/** Maps a data source's typed failure to the contract's errors (section 5). Anything else is rethrown. */
+export function toAppError(err: unknown, what: string): never {
+  if (!(err instanceof SourceError)) throw err;
+  switch (err.kind) {
+    case 'not_found':
+      throw new AppError('not_found', `No ${what} found.`);
+    case 'protected':
+      throw new AppError('protected_account', 'This account is protected: its tweets are not visible.');
+    case 'suspended':
+      // The contract has no code of its own for this; to a client a suspended account is not there.
+      throw new AppError('not_found', `No ${what} found: the account is suspended.`, { reason: 'suspended' });
+    case 'rate_limited': {
+      const retry = err.resetAt ? Math.max(1, Math.ceil((err.resetAt.getTime() - Date.now()) / 1000)) : 60;
+      throw new AppError('upstream_unavailable', `The data source is rate limiting us; retry in ${retry} s.`, { retryAfterSeconds: retry }, { 'retry-after': String(retry) });
+    }
+    case 'timeout':
+      throw new AppError('upstream_timeout', 'The data source did not answer in time; retry later.');
+    case 'bad_response':
+      throw new AppError('upstream_error', 'The data source sent an answer we could not read; retry later.');
+    case 'unavailable':
+      throw new AppError('upstream_unavailable', 'The data source is unavailable; retry later.');
+  }
+}

@@ -1,0 +1,11 @@
+import type { Deps } from '../../src/http/context.js';
+import { SocialService } from '../../src/social/social-service.js';
+import type { DataSource } from '../../src/sources/types.js';
+
+/** A harness tweak that puts `source` behind the gateway (and its social reads), on the given clock. */
+export function useSource(source: DataSource, now: () => number = Date.now): (deps: Deps) => void {
+  return (deps) => {
+    deps.source = source;
+    deps.social = new SocialService(deps.store.db, source, deps.config.cache, now);
+  };
+}
