@@ -1,0 +1,3 @@
+// The demo network's public surface.
+export { DemoSource, type DemoSourceOptions } from './demo-source.js';
+export { demoSample, type DemoSampleResult } from './sample.js';
