@@ -3,39 +3,12 @@ import { newId, nowIso } from '../domain/ids.js';
 import type { Database } from '../store/schema.js';
 import { generateApiKey } from './api-keys.js';
 
-export interface AuthRecord {
-  keyId: string;
-  accountId: string;
-  planId: string;
-  balance: number;
-  rateLimitPerMinute: number | null;
-  revoked: boolean;
-}
-
 export interface ApiKeyView {
   id: string;
   name: string | null;
   prefix: string;
   createdAt: string;
   revokedAt: string | null;
-}
-
-export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<AuthRecord | undefined> {
-  const row = await db
-    .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
-    .select(['k.id as keyId', 'k.account_id as accountId', 'k.revoked_at as revokedAt', 'a.plan_id as planId', 'a.balance', 'a.rate_limit_per_minute as rateLimitPerMinute'])
-    .where('k.key_hash', '=', keyHash)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    keyId: row.keyId,
-    accountId: row.accountId,
-    planId: row.planId,
-    balance: row.balance,
-    rateLimitPerMinute: row.rateLimitPerMinute,
-    revoked: row.revokedAt !== null,
-  };
 }
 
 export async function createAccount(

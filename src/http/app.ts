@@ -3,7 +3,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { newId } from '../domain/ids.js';
+import { newRequestId } from '../domain/ids.js';
 import { registerRoutes } from '../routes/index.js';
 import { authHook } from './auth.js';
 import type { App, Deps } from './context.js';
@@ -31,7 +31,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       },
     },
     disableRequestLogging: true,
-    genReqId: () => newId('req', 12),
+    genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     trustProxy: deps.config.trustProxy,
@@ -69,18 +69,36 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, logLevel: 'warn' });
 
+  // One hook per stage (each extra hook costs a promise per request); the stages, in order:
+  // request id → key → rate limit | idempotency → credit hold | settle or release → idempotency record.
+  const auth = authHook(deps);
+  const idempotency = idempotencyHook(deps);
+  const reserve = reserveHook(deps);
+  const settle = settleHook(deps);
+  const saveIdempotent = idempotencySaveHook(deps);
+  const releaseLeftover = releaseLeftoverHook(deps);
+  const cleanupIdempotent = idempotencyCleanupHook(deps);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    await auth(request, reply);
   });
-  app.addHook('onRequest', authHook(deps));
-  app.addHook('preHandler', idempotencyHook(deps));
-  app.addHook('preHandler', reserveHook(deps));
+  app.addHook('preHandler', async (request, reply) => {
+    if (!request.auth) return;
+    if (request.method === 'POST') {
+      // A replay has been sent: nothing more to do (and nothing to hold).
+      if ((await idempotency(request, reply)) !== undefined) return reply;
+    }
+    await reserve(request);
+  });
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());
-  app.addHook('onSend', settleHook(deps));
-  app.addHook('onSend', idempotencySaveHook(deps));
-  app.addHook('onResponse', releaseLeftoverHook(deps));
-  app.addHook('onResponse', idempotencyCleanupHook(deps));
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!request.auth) return payload;
+    const p = await settle(request, reply, payload);
+    return request.metering?.idempotencyKey ? saveIdempotent(request, reply, p) : p;
+  });
   app.addHook('onResponse', async (request, reply) => {
+    if (request.metering?.reservationId) await releaseLeftover(request);
+    if (request.metering?.idempotencyKey) await cleanupIdempotent(request);
     const route = request.routeOptions.url ?? 'unknown';
     deps.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     deps.metrics.duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { findKeyByHash } from '../accounts/accounts-repo.js';
 import { hashApiKey, isWellFormedKey } from '../accounts/api-keys.js';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from './context.js';
@@ -12,10 +11,8 @@ export function authHook(deps: Deps) {
     const raw = request.headers['x-api-key'];
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!key) throw new AppError('missing_api_key', 'Send your API key in the X-API-Key header.');
-    const invalid = new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
-    if (!isWellFormedKey(key)) throw invalid;
-    const rec = await findKeyByHash(deps.store.db, hashApiKey(key));
-    if (!rec || rec.revoked) throw invalid;
+    const rec = isWellFormedKey(key) ? await deps.meter.findKey(hashApiKey(key)) : undefined;
+    if (!rec || rec.revoked) throw new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
     const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId)?.rateLimitPerMinute ?? 600;
     request.auth = { keyId: rec.keyId, accountId: rec.accountId, planId: rec.planId, balance: rec.balance, rateLimitPerMinute: perMinute };
 

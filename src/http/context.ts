@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/connect.js';
+import type { MeterStore } from '../credits/meter-store.js';
 import type { CursorCodec } from './cursor.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Metrics } from './metrics.js';
@@ -11,6 +12,7 @@ import type { Services } from '../wiring/services.js';
 export interface Deps extends Services {
   config: Config;
   store: Store;
+  meter: MeterStore;
   cursors: CursorCodec;
   rateLimiter: RateLimiter;
   metrics: Metrics;

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { getBalance, release, reserve, settle } from '../credits/credits-repo.js';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from './context.js';
 
@@ -13,7 +12,7 @@ export function reserveHook(deps: Deps) {
     request.metering ??= { charged: 0 };
     const cost = request.routeOptions.config.cost ?? 0;
     if (cost === 0) return;
-    const r = await reserve(deps.store.db, auth.accountId, cost);
+    const r = await deps.meter.reserve(auth.accountId, cost);
     if (!r.ok) {
       request.metering.balanceAfter = r.available;
       throw new AppError('insufficient_credits', `This call costs ${cost} credits and your available balance is ${r.available}.`, {
@@ -35,15 +34,15 @@ export function settleHook(deps: Deps) {
       const id = m.reservationId;
       m.reservationId = undefined;
       if (reply.statusCode >= 200 && reply.statusCode < 300) {
-        const s = await settle(deps.store.db, id, { requestId: request.id, keyId: auth.keyId, endpoint: request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? '' });
+        const s = await deps.meter.settle(id, { requestId: request.id, keyId: auth.keyId, endpoint: request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? '' });
         if (s) {
           m.charged = s.charged;
           m.balanceAfter = s.balance;
           deps.metrics.creditsCharged.inc({ route: request.routeOptions.url ?? '' }, s.charged);
         }
       } else {
-        await release(deps.store.db, id);
-        m.balanceAfter = (await getBalance(deps.store.db, auth.accountId))?.balance;
+        await deps.meter.release(id);
+        m.balanceAfter = await deps.meter.balance(auth.accountId);
       }
     }
     reply.header('x-credits-charged', m.charged);
@@ -58,7 +57,7 @@ export function releaseLeftoverHook(deps: Deps) {
     const id = request.metering?.reservationId;
     if (id) {
       request.metering!.reservationId = undefined;
-      await release(deps.store.db, id);
+      await deps.meter.release(id);
     }
   };
 }

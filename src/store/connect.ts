@@ -11,6 +11,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The raw SQLite handle, for the few hot paths that run prepared statements synchronously. */
+  sqlite?: SQLite.Database;
   /** Closes connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -44,6 +46,31 @@ export function openStore(opts: StoreOptions): Store {
   // Other processes (the `sdg` command line, a second server) may hold the write lock briefly.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() };
+}
+
+// Kysely prepares every query anew; the SQL of one query shape is always the same text, so keep
+// the prepared statements (bounded, oldest dropped first).
+function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  return new Proxy(sqlite, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') {
+        return (text: string) => {
+          let stmt = cache.get(text);
+          // A statement still being iterated (a streamed query) cannot run again: use a fresh one.
+          if (stmt?.busy) return target.prepare(text);
+          if (!stmt) {
+            stmt = target.prepare(text);
+            if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+            cache.set(text, stmt);
+          }
+          return stmt;
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -92,6 +92,110 @@ export interface ListCacheTable {
   fetched_at: string;
 }
 
+// Bulk export (migration 003-bulk).
+
+export interface WatchlistEntriesTable {
+  account_id: string;
+  social_user_id: string;
+  username: string;
+  added_at: string;
+}
+
+export interface WatchlistCountsTable {
+  account_id: string;
+  entries: number;
+}
+
+export interface WatchlistBatchesTable {
+  id: string;
+  account_id: string;
+  operation: 'add' | 'remove';
+  status: 'queued' | 'processing' | 'completed' | 'failed';
+  total: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  created_at: string;
+  completed_at: string | null;
+  error: string | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+export interface WatchlistBatchItemsTable {
+  batch_id: string;
+  position: number;
+  social_user_id: string | null;
+  username: string | null;
+  status: 'pending' | 'added' | 'already_present' | 'removed' | 'not_present' | 'not_found' | 'limit_exceeded' | 'failed';
+  error: string | null;
+}
+
+export interface ExportsTable {
+  id: string;
+  account_id: string;
+  status: 'queued' | 'running' | 'completed' | 'failed';
+  start_date: string;
+  end_date: string;
+  format: string;
+  tweet_count: number | null;
+  size_bytes: number | null;
+  sha256: string | null;
+  object_key: string;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  error: string | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+export interface ExportAuthorsTable {
+  export_id: string;
+  author_id: string;
+}
+
+export interface CrawlCyclesTable {
+  id: string;
+  trigger: 'schedule' | 'new_accounts';
+  slot: number | null;
+  status: 'running' | 'completed';
+  started_at: string;
+  completed_at: string | null;
+  accounts_targeted: number;
+  accounts_completed: number;
+  accounts_failed: number;
+  tweets_ingested: number;
+  tweets_updated: number;
+  lock_version: number;
+}
+
+export interface CrawlTargetsTable {
+  id: string;
+  cycle_id: string;
+  social_user_id: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  tweets_ingested: number;
+  tweets_updated: number;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+export interface CrawlAccountsTable {
+  social_user_id: string;
+  last_tweet_id: string | null;
+  last_tweet_at: string | null;
+  first_targeted_at: string;
+  last_crawled_at: string | null;
+}
+
 export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
@@ -104,4 +208,13 @@ export interface Database {
   retweets: RetweetsTable;
   communities: CommunitiesTable;
   list_cache: ListCacheTable;
+  watchlist_entries: WatchlistEntriesTable;
+  watchlist_counts: WatchlistCountsTable;
+  watchlist_batches: WatchlistBatchesTable;
+  watchlist_batch_items: WatchlistBatchItemsTable;
+  exports: ExportsTable;
+  export_authors: ExportAuthorsTable;
+  crawl_cycles: CrawlCyclesTable;
+  crawl_targets: CrawlTargetsTable;
+  crawl_accounts: CrawlAccountsTable;
 }

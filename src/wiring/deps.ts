@@ -1,4 +1,5 @@
 // The one place where the program is put together from configuration.
+import { buildBulkServices } from '../bulk/wiring.js';
 import type { Config } from '../config/config.js';
 import type { Deps } from '../http/context.js';
 import { CursorCodec } from '../http/cursor.js';
@@ -9,6 +10,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { resolveSecret } from './secret.js';
 import { ViemWalletService } from '../connectors/wallet/wallet-service.js';
 import { buildSource } from '../sources/build-source.js';
+import { meterStoreFor } from '../credits/meter-store.js';
 import { SocialService } from '../social/social-service.js';
 
 export interface BuildOptions {
@@ -27,6 +29,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   return {
     config,
     store,
+    meter: meterStoreFor(store),
     cursors: new CursorCodec(secret),
     rateLimiter: new MemoryRateLimiter(),
     metrics: createMetrics(),
@@ -34,6 +37,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     secret,
     source,
     social: new SocialService(store.db, source, config.cache),
+    bulk: buildBulkServices(config),
     wallet: new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries }),
   };
 }

@@ -1,4 +1,5 @@
 // Domain services that routes use, grouped so tests can hand routes fakes.
+import type { BulkServices } from '../bulk/wiring.js';
 import type { WalletService } from '../connectors/wallet/wallet-service.js';
 import type { SocialService } from '../social/social-service.js';
 import type { DataSource } from '../sources/types.js';
@@ -10,4 +11,6 @@ export interface Services {
   wallet: WalletService;
   source: DataSource;
   social: SocialService;
+  /** Bulk export: object store, clock and wake-ups of the background jobs. */
+  bulk: BulkServices;
 }

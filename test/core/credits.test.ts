@@ -1,7 +1,7 @@
 // Credits are money: exactness under concurrency, on every backend and across processes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { getBalance, grant, ledgerSum, release, reserve, settle } from '../../src/credits/credits-repo.js';
+import { getBalance, grant, ledgerSum, releaseStaleReservations } from '../../src/credits/credits-repo.js';
 import { createAccount } from '../../src/accounts/accounts-repo.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
@@ -58,24 +58,40 @@ for (const backend of backends()) {
 
     test('a release never exceeds its reservation; settle and release happen once', async () => {
       const db = h.deps.store.db;
+      const m = h.deps.meter;
+      const reserve = m.reserve.bind(m);
+      const release = m.release.bind(m);
+      const settle = m.settle.bind(m);
       const { accountId } = await createAccount(db, { name: 'r', planId: 'free' });
       await grant(db, accountId, 50, 't');
-      const r1 = await reserve(db, accountId, 30);
+      const r1 = await reserve(accountId, 30);
       assert.ok(r1.ok);
-      const r2 = await reserve(db, accountId, 30);
+      const r2 = await reserve(accountId, 30);
       assert.deepEqual(r2, { ok: false, available: 20 });
-      assert.equal(await release(db, r1.reservationId), true);
-      assert.equal(await release(db, r1.reservationId), false);
-      assert.equal(await settle(db, r1.reservationId, { requestId: 'x', keyId: null, endpoint: 'e' }), undefined);
+      assert.equal(await release(r1.reservationId), true);
+      assert.equal(await release(r1.reservationId), false);
+      assert.equal(await settle(r1.reservationId, { requestId: 'x', keyId: null, endpoint: 'e' }), undefined);
       assert.deepEqual(await getBalance(db, accountId), { balance: 50, reserved: 0 });
-      const r3 = await reserve(db, accountId, 50);
+      const r3 = await reserve(accountId, 50);
       assert.ok(r3.ok);
-      assert.deepEqual(await settle(db, r3.reservationId, { requestId: 'y', keyId: null, endpoint: 'e' }), { charged: 50, balance: 0 });
-      assert.equal(await release(db, r3.reservationId), false);
+      assert.deepEqual(await settle(r3.reservationId, { requestId: 'y', keyId: null, endpoint: 'e' }), { charged: 50, balance: 0 });
+      assert.equal(await release(r3.reservationId), false);
       assert.deepEqual(await getBalance(db, accountId), { balance: 0, reserved: 0 });
       assert.equal(await ledgerSum(db, accountId), 0);
-      await assert.rejects(reserve(db, accountId, 0));
-      await assert.rejects(reserve(db, accountId, -5));
+      await assert.rejects(reserve(accountId, 0));
+      await assert.rejects(reserve(accountId, -5));
+    });
+
+    test('holds left by a process that died are released by the sweep, once', async () => {
+      const db = h.deps.store.db;
+      const { accountId } = await createAccount(db, { name: 's', planId: 'free' });
+      await grant(db, accountId, 10, 't');
+      const r = await h.deps.meter.reserve(accountId, 10);
+      assert.ok(r.ok);
+      assert.equal(await releaseStaleReservations(db, h.deps.meter, new Date(Date.now() - 60_000)), 0, 'a fresh hold stays');
+      assert.equal(await releaseStaleReservations(db, h.deps.meter, new Date(Date.now() + 1_000)), 1);
+      assert.equal(await releaseStaleReservations(db, h.deps.meter, new Date(Date.now() + 1_000)), 0);
+      assert.deepEqual(await getBalance(db, accountId), { balance: 10, reserved: 0 });
     });
   });
 

@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../connect.js';
 import { coreMigration } from './001-core.js';
 import { socialMigration } from './002-social.js';
+import { bulkMigration } from './003-bulk.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001-core': coreMigration(dialect),
     '002-social': socialMigration(),
+    '003-bulk': bulkMigration(),
   };
 }
 
