@@ -25,13 +25,22 @@ export interface Config {
   source: {
     kind: 'demo' | 'x' | 'bluesky';
     demo: { seed: number; userCount: number; latencyMs: number; faultRate: number; rateLimitPerMinute: number };
-    x: { bearerToken: string | undefined; baseUrl: string };
+    x: { bearerToken: string | undefined; baseUrl: string; dialect: 'posts' | 'tweets' };
     bluesky: { appViewUrl: string };
     timeoutMs: number;
   };
   cache: { profileSeconds: number; tweetSeconds: number; listSeconds: number; communitySeconds: number };
   crawl: { intervalHours: number; backfillDays: number; concurrency: number; refreshDays: number };
-  exports: { linkTtlSeconds: number; dir: string };
+  exports: {
+    linkTtlSeconds: number;
+    dir: string;
+    /** Tweets read from the store per keyset page while writing an export. */
+    pageSize: number;
+    /** Pause between pages (ms); 0 in production, set by crash tests to make an export slow. */
+    pageDelayMs: number;
+  };
+  /** Background jobs (watchlist batches, exports, crawl): how often idle workers poll, how long a claim lasts unrenewed. */
+  jobs: { pollMs: number; leaseSeconds: number };
   idempotencyTtlHours: number;
   wallet: WalletConfig;
   env: Env;
@@ -86,7 +95,11 @@ export function loadConfig(env: Env = process.env): Config {
         faultRate: num(env, 'DEMO_FAULT_RATE', 0, { min: 0, max: 1 }),
         rateLimitPerMinute: num(env, 'DEMO_RATE_LIMIT_PER_MINUTE', 0, { integer: true, min: 0 }),
       },
-      x: { bearerToken: xBearer, baseUrl: url(env, 'X_BASE_URL', ['http', 'https']) ?? 'https://api.x.com' },
+      x: {
+        bearerToken: xBearer,
+        baseUrl: url(env, 'X_BASE_URL', ['http', 'https']) ?? 'https://api.x.com',
+        dialect: oneOf(env, 'X_API_DIALECT', ['posts', 'tweets'] as const, 'posts'),
+      },
       bluesky: { appViewUrl: url(env, 'BLUESKY_APPVIEW_URL', ['http', 'https']) ?? 'https://public.api.bsky.app' },
       timeoutMs: num(env, 'SOURCE_TIMEOUT_MS', 10_000, { integer: true, min: 100, max: 120_000 }),
     },
@@ -105,6 +118,12 @@ export function loadConfig(env: Env = process.env): Config {
     exports: {
       linkTtlSeconds: num(env, 'EXPORT_LINK_TTL_SECONDS', 900, { integer: true, min: 1, max: 7 * 24 * 3600 }),
       dir: resolve(str(env, 'EXPORTS_DIR', resolve(dataDir, 'exports'))),
+      pageSize: num(env, 'EXPORT_PAGE_SIZE', 2_000, { integer: true, min: 1, max: 50_000 }),
+      pageDelayMs: num(env, 'EXPORT_PAGE_DELAY_MS', 0, { integer: true, min: 0, max: 60_000 }),
+    },
+    jobs: {
+      pollMs: num(env, 'JOBS_POLL_MS', 250, { integer: true, min: 10, max: 60_000 }),
+      leaseSeconds: num(env, 'JOBS_LEASE_SECONDS', 30, { min: 0.5, max: 3_600 }),
     },
     idempotencyTtlHours: 24,
     wallet: wrapConfigError(() => parseWalletConfig(env)),

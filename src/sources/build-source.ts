@@ -24,7 +24,7 @@ export function buildSource(config: Config): DataSource {
       return simulated ? new ResilientSource(inner, { timeoutMs: s.timeoutMs, maxAttempts: 1 }) : inner;
     }
     case 'x':
-      inner = new XSource({ bearerToken: s.x.bearerToken!, baseUrl: s.x.baseUrl, timeoutMs: s.timeoutMs });
+      inner = new XSource({ bearerToken: s.x.bearerToken!, baseUrl: s.x.baseUrl, timeoutMs: s.timeoutMs, dialect: s.x.dialect });
       break;
     case 'bluesky':
       throw new Error('SOURCE=bluesky is not available yet.');
