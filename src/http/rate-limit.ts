@@ -11,6 +11,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   take(key: string, perMinute: number): Promise<RateDecision> | RateDecision;
+  /** Readiness: throws when the shared backend cannot be reached. */
+  ping?(): Promise<void>;
   close?(): Promise<void>;
 }
 

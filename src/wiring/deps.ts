@@ -5,6 +5,7 @@ import type { Deps } from '../http/context.js';
 import { CursorCodec } from '../http/cursor.js';
 import { createMetrics } from '../http/metrics.js';
 import { MemoryRateLimiter } from '../http/rate-limit.js';
+import { RedisRateLimiter } from '../http/rate-limit-redis.js';
 import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { resolveSecret } from './secret.js';
@@ -31,7 +32,8 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     store,
     meter: meterStoreFor(store),
     cursors: new CursorCodec(secret),
-    rateLimiter: new MemoryRateLimiter(),
+    // One process: buckets in memory. Several: REDIS_URL shares them.
+    rateLimiter: config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(),
     metrics: createMetrics(),
     startedAt: new Date(),
     secret,

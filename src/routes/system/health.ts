@@ -10,10 +10,15 @@ export function registerHealthRoutes(app: App, deps: Deps): void {
   app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {
     try {
       await sql`select 1`.execute(deps.store.db);
-      return { status: 'ready' };
     } catch {
       return reply.code(503).send({ status: 'store unavailable' });
     }
+    try {
+      await deps.rateLimiter.ping?.();
+    } catch {
+      return reply.code(503).send({ status: 'redis unavailable' });
+    }
+    return { status: 'ready' };
   });
   app.get('/openapi.json', { config: pub, schema: { hide: true } }, async () => app.swagger());
   app.get('/metrics', { config: pub, schema: { hide: true } }, async (_req, reply) => {
