@@ -1,12 +1,16 @@
 // Picks the data source from configuration, once, and wraps it in the shared resilience layer.
 import type { Config } from '../config/config.js';
+import type { Store } from '../store/connect.js';
+import { BlueskySource } from './bluesky/bluesky-source.js';
+import { StoreIdMap } from './bluesky/id-map.js';
 import { DemoSource } from './demo/demo-source.js';
 import { ResilientSource } from './resilience.js';
 import { SimulatedConditions } from './simulated.js';
 import type { DataSource } from './types.js';
 import { XSource } from './x/x-source.js';
 
-export function buildSource(config: Config): DataSource {
+/** `store` keeps what a source must remember (the Bluesky source's numeric ids). */
+export function buildSource(config: Config, store: Store): DataSource {
   const s = config.source;
   let inner: DataSource;
   switch (s.kind) {
@@ -27,7 +31,8 @@ export function buildSource(config: Config): DataSource {
       inner = new XSource({ bearerToken: s.x.bearerToken!, baseUrl: s.x.baseUrl, timeoutMs: s.timeoutMs, dialect: s.x.dialect });
       break;
     case 'bluesky':
-      throw new Error('SOURCE=bluesky is not available yet.');
+      inner = new BlueskySource({ appViewUrl: s.bluesky.appViewUrl, idMap: new StoreIdMap(store.db), timeoutMs: s.timeoutMs });
+      break;
   }
   return new ResilientSource(inner, { timeoutMs: s.timeoutMs });
 }

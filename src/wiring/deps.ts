@@ -26,7 +26,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   if (opts.migrate !== false) await migrateToLatest(store);
   const secret = await resolveSecret(store, config.secret);
   const w = config.wallet;
-  const source = buildSource(config);
+  const source = buildSource(config, store);
   return {
     config,
     store,
