@@ -30,6 +30,20 @@ program.command('serve').description('serve the API (and run the worker and sche
 });
 
 program
+  .command('worker')
+  .description('run only the background worker: watchlist batches, exports, crawl targets')
+  .action(async () => {
+    await serve({ ...loadConfig(), roles: ['worker'] });
+  });
+
+program
+  .command('scheduler')
+  .description('run only the crawl scheduler (starts and completes crawl cycles)')
+  .action(async () => {
+    await serve({ ...loadConfig(), roles: ['scheduler'] });
+  });
+
+program
   .command('migrate')
   .description('bring the store schema to the latest version')
   .option('--json', 'print JSON')

@@ -1,3 +1,4 @@
+import { startBackground } from '../bulk/wiring.js';
 import type { Config } from '../config/config.js';
 import { buildApp } from '../http/app.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
@@ -9,6 +10,10 @@ export async function serve(config: Config): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });
+  }
+  if (config.roles.includes('worker') || config.roles.includes('scheduler')) {
+    const background = await startBackground(deps, { log: app.log });
+    stops.push(() => background.stop());
   }
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -4,6 +4,7 @@ import { registerApiKeyRoutes } from './account/api-keys.js';
 import { registerCreditsBalance } from './account/credits-balance.js';
 import { registerPlans } from './account/plans.js';
 import { registerUsage } from './account/usage.js';
+import { registerBulkExportRoutes } from './bulk-export/index.js';
 import { registerEchoHello } from './echo/hello.js';
 import { registerSocialRoutes } from './social/index.js';
 import { registerHealthRoutes } from './system/health.js';
@@ -16,6 +17,7 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerPlans(app, deps);
   registerUsage(app, deps);
   registerSocialRoutes(app, deps);
+  registerBulkExportRoutes(app, deps);
   registerEchoHello(app);
   registerWalletBalance(app, deps);
 }

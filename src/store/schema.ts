@@ -196,6 +196,18 @@ export interface CrawlAccountsTable {
   last_crawled_at: string | null;
 }
 
+// Bluesky source ids (migration 004-bluesky).
+
+export interface BlueskyPostIdsTable {
+  id: string;
+  uri: string;
+}
+
+export interface BlueskyUserIdsTable {
+  id: string;
+  did: string;
+}
+
 export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
@@ -217,4 +229,6 @@ export interface Database {
   crawl_cycles: CrawlCyclesTable;
   crawl_targets: CrawlTargetsTable;
   crawl_accounts: CrawlAccountsTable;
+  bluesky_post_ids: BlueskyPostIdsTable;
+  bluesky_user_ids: BlueskyUserIdsTable;
 }

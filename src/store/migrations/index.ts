@@ -3,6 +3,7 @@ import type { Dialect } from '../connect.js';
 import { coreMigration } from './001-core.js';
 import { socialMigration } from './002-social.js';
 import { bulkMigration } from './003-bulk.js';
+import { blueskyMigration } from './004-bluesky.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -10,6 +11,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '001-core': coreMigration(dialect),
     '002-social': socialMigration(),
     '003-bulk': bulkMigration(),
+    '004-bluesky': blueskyMigration(),
   };
 }
 

@@ -1,0 +1,72 @@
+// Crawl ingest into the embedded store (SQLite): tweets/s of upsertTweets (the store's batch upsert,
+// 500 per transaction) and of the crawl's own page writer (100 per page, counters in the same
+// transaction), on a fresh store. Then the same tweets again with changed metrics (the refresh path).
+// Run alone: node --import tsx bench/ingest.ts [tweets]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ingestPage } from '../src/bulk/crawl-repo.js';
+import type { Tweet } from '../src/domain/models.js';
+import { claimById } from '../src/jobs/lease.js';
+import { upsertTweets } from '../src/social/social-repo.js';
+import { openStore, type Store } from '../src/store/connect.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+import { demoTweets } from './fixtures.js';
+import { targetLease } from '../src/bulk/crawl-repo.js';
+
+async function freshStore(): Promise<{ store: Store; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sdg-bench-ingest-'));
+  const store = openStore({ dataDir: dir });
+  await migrateToLatest(store);
+  return { store, dir };
+}
+
+const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
+
+export async function benchIngest(opts: { tweets?: number } = {}): Promise<Record<string, unknown>> {
+  const n = opts.tweets ?? 200_000;
+  const tweets = await demoTweets(n);
+  const bumped: Tweet[] = tweets.map((t) => ({ ...t, metrics: { ...t.metrics, views: t.metrics.views + 1 } }));
+  const fetchedAt = new Date().toISOString();
+
+  // 1. upsertTweets, in calls of 1,000.
+  const a = await freshStore();
+  let t0 = performance.now();
+  let inserted = 0;
+  for (let i = 0; i < tweets.length; i += 5_000) inserted += (await upsertTweets(a.store.db, tweets.slice(i, i + 5_000), fetchedAt)).inserted;
+  const upsertMs = performance.now() - t0;
+  t0 = performance.now();
+  let updated = 0;
+  for (let i = 0; i < bumped.length; i += 1_000) updated += (await upsertTweets(a.store.db, bumped.slice(i, i + 1_000), fetchedAt)).updated;
+  const refreshMs = performance.now() - t0;
+  await a.store.close();
+  rmSync(a.dir, { recursive: true, force: true });
+
+  // 2. The crawl's page writer: pages of 100 with the target's counters, as a crawl stores them.
+  const b = await freshStore();
+  const db = b.store.db;
+  const now = new Date().toISOString();
+  await db.insertInto('crawl_cycles').values({ id: 'cyc_bench', trigger: 'schedule', slot: 1, status: 'running', started_at: now, completed_at: null, accounts_targeted: 1, accounts_completed: 0, accounts_failed: 0, tweets_ingested: 0, tweets_updated: 0, lock_version: 0 }).execute();
+  await db.insertInto('crawl_targets').values({ id: 'cyc_bench:1', cycle_id: 'cyc_bench', social_user_id: '1', status: 'pending', tweets_ingested: 0, tweets_updated: 0, error: null, created_at: now, started_at: null, completed_at: null, attempts: 0, lease_owner: null, lease_expires_at: null }).execute();
+  const claim = (await claimById(db, targetLease, 'cyc_bench:1', 'bench', 3_600_000))!;
+  t0 = performance.now();
+  let crawlInserted = 0;
+  for (let i = 0; i < tweets.length; i += 100) crawlInserted += (await ingestPage(db, claim, tweets.slice(i, i + 100), fetchedAt)).inserted;
+  const crawlMs = performance.now() - t0;
+  await b.store.close();
+  rmSync(b.dir, { recursive: true, force: true });
+
+  return {
+    tweets: tweets.length,
+    'upsertTweets new (tweets/s)': rate(inserted, upsertMs),
+    'upsertTweets metrics refresh (tweets/s)': rate(updated, refreshMs),
+    'crawl page writer, pages of 100 (tweets/s)': rate(crawlInserted, crawlMs),
+    'avg tweet JSON (bytes)': Math.round(tweets.reduce((s, t) => s + JSON.stringify(t).length, 0) / tweets.length),
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const n = process.argv[2] ? Number(process.argv[2]) : undefined;
+  console.log(JSON.stringify(await benchIngest(n ? { tweets: n } : {}), null, 2));
+}

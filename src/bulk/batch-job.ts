@@ -1,0 +1,113 @@
+// The watchlist-batch job: resolves each pending item through the data source (usernames to ids,
+// ids checked to exist) and applies it. Items are resolved a few at a time but applied in order, so
+// when the plan's limit is reached it is always the later items that get limit_exceeded.
+import { claimById, claimNext, releaseLease, withHeartbeat, type Claim } from '../jobs/lease.js';
+import type { ClaimedJob, JobKind } from '../jobs/runner.js';
+import type { SocialProfile } from '../domain/models.js';
+import { upsertProfiles } from '../social/social-repo.js';
+import { SourceError } from '../sources/types.js';
+import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type ItemRow, type Resolution } from './batch-repo.js';
+import { callSource } from './source-calls.js';
+import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from './job-support.js';
+
+export const BATCH_MAX_ATTEMPTS = 5;
+const RESOLVE_PARALLEL = 8;
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function resolveAdd(deps: JobDeps, item: ItemRow, limit: number, signal: AbortSignal): Promise<{ r: Resolution; profile?: SocialProfile }> {
+  const byId = item.social_user_id !== null;
+  const wanted = item.username?.toLowerCase();
+  let profile: SocialProfile;
+  try {
+    profile = await callSource(
+      () => (byId ? deps.source.getUserById(item.social_user_id!) : deps.source.getUserByUsername(wanted!)),
+      deps.bulk.retry,
+      signal,
+    );
+  } catch (err) {
+    if (signal.aborted) throw err;
+    if (err instanceof SourceError && (err.kind === 'not_found' || err.kind === 'suspended')) {
+      const what = byId ? `No account with id ${item.social_user_id}` : `No account @${wanted}`;
+      return { r: { kind: 'outcome', status: 'not_found', error: err.kind === 'suspended' ? `${what}: it is suspended.` : `${what} exists.` } };
+    }
+    return { r: { kind: 'outcome', status: 'failed', error: `The data source could not be asked about this account (${describe(err)}); submit it again later.` } };
+  }
+  if (byId && wanted !== undefined && profile.username.toLowerCase() !== wanted) {
+    return {
+      r: { kind: 'outcome', status: 'failed', userId: profile.id, error: `socialUserId ${profile.id} is @${profile.username}, not @${wanted}; send one of them, or both matching.` },
+      profile,
+    };
+  }
+  if (profile.protected) {
+    return { r: { kind: 'outcome', status: 'failed', userId: profile.id, username: profile.username, error: `@${profile.username} is protected: its tweets cannot be collected.` }, profile };
+  }
+  return { r: { kind: 'add', userId: profile.id, username: profile.username, limit }, profile };
+}
+
+/** Runs one claimed batch to its end (or until stopped; a stopped batch is released and resumed later). */
+export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSignal): Promise<void> {
+  const db = deps.store.db;
+  const batch = await findBatch(db, claim.id);
+  if (!batch) return;
+  const now = () => deps.bulk.clock().toISOString();
+  if (claim.attempts > BATCH_MAX_ATTEMPTS) {
+    await failBatch(db, claim, `Gave up after ${BATCH_MAX_ATTEMPTS} attempts.`, now());
+    return;
+  }
+  let added = 0;
+  try {
+    await withHeartbeat(db, batchLease, claim, leaseMs(deps), parent, async (signal) => {
+      const limit = batch.operation === 'add' ? await planWatchlistLimit(deps, batch.account_id) : 0;
+      const pending = (await batchItems(db, claim.id)).filter((i) => i.status === 'pending');
+      for (let i = 0; i < pending.length; i += RESOLVE_PARALLEL) {
+        signal.throwIfAborted();
+        const chunk = pending.slice(i, i + RESOLVE_PARALLEL);
+        const resolved =
+          batch.operation === 'add'
+            ? await Promise.all(chunk.map((item) => resolveAdd(deps, item, limit, signal)))
+            : chunk.map((item) => ({ r: { kind: 'remove', userId: item.social_user_id! } as Resolution, profile: undefined }));
+        const profiles = [...new Map(resolved.flatMap((x) => (x.profile ? [[x.profile.id, x.profile] as const] : []))).values()];
+        if (profiles.length > 0) await upsertProfiles(db, profiles, now());
+        for (const [k, item] of chunk.entries()) {
+          const status = await applyItem(db, claim, batch.account_id, item.position, resolved[k]!.r, now());
+          if (status === 'added') added++;
+        }
+      }
+      await completeBatch(db, claim, now());
+    });
+  } catch (err) {
+    if (isStopping(parent)) {
+      await releaseLease(db, batchLease, claim);
+      return;
+    }
+    if (claim.attempts >= BATCH_MAX_ATTEMPTS) {
+      await failBatch(db, claim, `The batch could not be processed: ${describe(err)}`, now()).catch(() => undefined);
+    }
+    throw err; // otherwise the lease expires and another attempt resumes at the first pending item
+  } finally {
+    // Newly added accounts get their first crawl soon: nudge the scheduler.
+    if (added > 0) deps.bulk.wakeups.notify();
+  }
+}
+
+export function batchJobKind(deps: JobDeps): JobKind {
+  return {
+    name: 'watchlist_batch',
+    concurrency: 2,
+    async claim(owner): Promise<ClaimedJob | undefined> {
+      const c = await claimNext(deps.store.db, batchLease, owner, leaseMs(deps));
+      return c && { id: c.id, perform: (signal) => performBatch(deps, c, signal) };
+    },
+  };
+}
+
+/** Tests and tools: runs one batch now in this process, if it is claimable. */
+export async function runBatchNow(deps: JobDeps, id: string, owner = 'inline'): Promise<boolean> {
+  const c = await claimById(deps.store.db, batchLease, id, owner, leaseMs(deps));
+  if (!c) return false;
+  await performBatch(deps, c, new AbortController().signal);
+  return true;
+}

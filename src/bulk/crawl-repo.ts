@@ -1,0 +1,292 @@
+// Crawl cycles, their per-account targets and each account's crawl position.
+//
+// Counting is exact across crashes: each page of tweets is stored in one transaction together with
+// the target's counters (tweets_ingested, tweets_updated), conditioned on still holding the target's
+// lease. A retried account sees the tweets of its earlier attempt as already stored, so they are
+// neither stored nor counted twice. A cycle's totals are the sums of its targets' rows.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Tweet } from '../domain/models.js';
+import { LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
+import { tweetSeq } from '../social/social-repo.js';
+import type { CrawlAccountsTable, CrawlCyclesTable, CrawlTargetsTable, Database } from '../store/schema.js';
+
+export const targetLease: LeaseSpec = { table: 'crawl_targets', ready: 'pending', active: 'running' };
+export type CycleRow = CrawlCyclesTable;
+export type TargetRow = CrawlTargetsTable;
+export type AccountState = CrawlAccountsTable;
+
+export async function runningCycle(db: Kysely<Database>): Promise<CycleRow | undefined> {
+  return db.selectFrom('crawl_cycles').selectAll().where('status', '=', 'running').executeTakeFirst();
+}
+
+export async function latestCycle(db: Kysely<Database>): Promise<CycleRow | undefined> {
+  return db.selectFrom('crawl_cycles').selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+export async function lastCompletedCycle(db: Kysely<Database>): Promise<CycleRow | undefined> {
+  return db.selectFrom('crawl_cycles').selectAll().where('status', '=', 'completed').orderBy('completed_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+export interface CycleTotals {
+  targeted: number;
+  completed: number;
+  failed: number;
+  open: number;
+  tweetsIngested: number;
+  tweetsUpdated: number;
+}
+
+export async function cycleTotals(db: Kysely<Database>, cycleId: string): Promise<CycleTotals> {
+  const r = await db
+    .selectFrom('crawl_targets')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('targeted'),
+      eb.fn.sum<number>(eb.case().when('status', '=', 'completed').then(1).else(0).end()).as('completed'),
+      eb.fn.sum<number>(eb.case().when('status', '=', 'failed').then(1).else(0).end()).as('failed'),
+      eb.fn.sum<number>('tweets_ingested').as('ingested'),
+      eb.fn.sum<number>('tweets_updated').as('updated'),
+    ])
+    .where('cycle_id', '=', cycleId)
+    .executeTakeFirstOrThrow();
+  const n = (v: unknown) => Number(v ?? 0);
+  const targeted = n(r.targeted);
+  const completed = n(r.completed);
+  const failed = n(r.failed);
+  return { targeted, completed, failed, open: targeted - completed - failed, tweetsIngested: n(r.ingested), tweetsUpdated: n(r.updated) };
+}
+
+/** Takes the running cycle's row lock (a no-op write); false when the cycle is not running. */
+async function lockRunning(trx: Transaction<Database>, cycleId: string): Promise<boolean> {
+  const r = await trx.updateTable('crawl_cycles').set({ lock_version: sql`lock_version + 1` }).where('id', '=', cycleId).where('status', '=', 'running').executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Inserts targets (and first-seen account rows) for the given accounts, or for every watchlisted account. */
+async function insertTargets(trx: Transaction<Database>, cycleId: string, who: 'all' | string[], now: string): Promise<void> {
+  const ids = who === 'all' ? undefined : who;
+  if (ids && ids.length === 0) return;
+  const chunks: Array<string[] | undefined> = ids ? [] : [undefined];
+  if (ids) for (let i = 0; i < ids.length; i += 500) chunks.push(ids.slice(i, i + 500));
+  for (const part of chunks) {
+    await trx
+      .insertInto('crawl_targets')
+      .columns(['id', 'cycle_id', 'social_user_id', 'status', 'tweets_ingested', 'tweets_updated', 'created_at', 'attempts'])
+      .expression((eb) => {
+        const q = eb
+          .selectFrom('watchlist_entries as w')
+          .select([
+            sql<string>`cast(${cycleId} as text) || ':' || w.social_user_id`.as('id'),
+            sql<string>`cast(${cycleId} as text)`.as('cycle_id'),
+            'w.social_user_id',
+            sql<string>`cast('pending' as text)`.as('status'),
+            sql<number>`0`.as('tweets_ingested'),
+            sql<number>`0`.as('tweets_updated'),
+            sql<string>`cast(${now} as text)`.as('created_at'),
+            sql<number>`0`.as('attempts'),
+          ])
+          .distinct();
+        // SQLite needs a WHERE in INSERT … SELECT … ON CONFLICT (parsing ambiguity), even a trivial one.
+        return part ? q.where('w.social_user_id', 'in', part) : q.where(sql<boolean>`1 = 1`);
+      })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    let acc = trx
+      .selectFrom('crawl_targets as t')
+      .select(['t.social_user_id', sql<string>`cast(${now} as text)`.as('first_targeted_at')])
+      .where('t.cycle_id', '=', cycleId);
+    if (part) acc = acc.where('t.social_user_id', 'in', part);
+    await trx
+      .insertInto('crawl_accounts')
+      .columns(['social_user_id', 'first_targeted_at'])
+      .expression(acc)
+      .onConflict((oc) => oc.column('social_user_id').doNothing())
+      .execute();
+  }
+  const { count } = await trx.selectFrom('crawl_targets').select((eb) => eb.fn.countAll<number>().as('count')).where('cycle_id', '=', cycleId).executeTakeFirstOrThrow();
+  await trx.updateTable('crawl_cycles').set({ accounts_targeted: Number(count) }).where('id', '=', cycleId).execute();
+}
+
+class NoTargets extends Error {}
+
+/**
+ * Starts a cycle over `who`. Returns undefined when another cycle is running (at most one is, by a
+ * unique index), when a scheduler elsewhere already started this slot, or when there is nobody to crawl.
+ */
+export async function startCycle(
+  db: Kysely<Database>,
+  c: { id: string; trigger: CycleRow['trigger']; slot: number | null; now: string; who: 'all' | string[] },
+): Promise<CycleRow | undefined> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const ins = await trx
+        .insertInto('crawl_cycles')
+        .values({ id: c.id, trigger: c.trigger, slot: c.slot, status: 'running', started_at: c.now, completed_at: null, accounts_targeted: 0, accounts_completed: 0, accounts_failed: 0, tweets_ingested: 0, tweets_updated: 0, lock_version: 0 })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      if (Number(ins.numInsertedOrUpdatedRows ?? 0) !== 1) return undefined;
+      await insertTargets(trx, c.id, c.who, c.now);
+      const row = await trx.selectFrom('crawl_cycles').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow();
+      if (row.accounts_targeted === 0) throw new NoTargets();
+      return row;
+    });
+  } catch (err) {
+    if (err instanceof NoTargets) return undefined;
+    throw err;
+  }
+}
+
+/** Adds accounts to the running cycle; false when it is no longer running. */
+export async function addTargets(db: Kysely<Database>, cycleId: string, userIds: string[], now: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await lockRunning(trx, cycleId))) return false;
+    await insertTargets(trx, cycleId, userIds, now);
+    return true;
+  });
+}
+
+/** Watchlisted accounts that were never targeted by any cycle: they await their first crawl. */
+export async function untargetedAccounts(db: Kysely<Database>, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('watchlist_entries as w')
+    .leftJoin('crawl_accounts as c', 'c.social_user_id', 'w.social_user_id')
+    .select('w.social_user_id')
+    .distinct()
+    .where('c.social_user_id', 'is', null)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.social_user_id);
+}
+
+export async function anyWatchlisted(db: Kysely<Database>): Promise<boolean> {
+  return (await db.selectFrom('watchlist_entries').select('social_user_id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Completes the cycle when none of its targets is open; its totals are the sums of the targets. */
+export async function tryFinalizeCycle(db: Kysely<Database>, cycleId: string, now: string): Promise<boolean> {
+  // A read first: while accounts remain (the usual case) no write lock is taken.
+  if ((await cycleTotals(db, cycleId)).open > 0) return false;
+  return db.transaction().execute(async (trx) => {
+    if (!(await lockRunning(trx, cycleId))) return false;
+    const t = await cycleTotals(trx, cycleId);
+    if (t.open > 0) return false;
+    await trx
+      .updateTable('crawl_cycles')
+      .set({
+        status: 'completed',
+        completed_at: now,
+        accounts_targeted: t.targeted,
+        accounts_completed: t.completed,
+        accounts_failed: t.failed,
+        tweets_ingested: t.tweetsIngested,
+        tweets_updated: t.tweetsUpdated,
+      })
+      .where('id', '=', cycleId)
+      .execute();
+    return true;
+  });
+}
+
+export async function findTarget(db: Kysely<Database>, id: string): Promise<TargetRow | undefined> {
+  return db.selectFrom('crawl_targets').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function accountState(db: Kysely<Database>, userId: string): Promise<AccountState | undefined> {
+  return db.selectFrom('crawl_accounts').selectAll().where('social_user_id', '=', userId).executeTakeFirst();
+}
+
+async function holdTarget(trx: Transaction<Database>, claim: Claim): Promise<void> {
+  const r = await trx
+    .updateTable('crawl_targets')
+    .set({ attempts: sql`attempts` })
+    .where('id', '=', claim.id)
+    .where('lease_owner', '=', claim.owner)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) throw new LeaseLostError(targetLease, claim.id);
+}
+
+/**
+ * Stores one page of an account's tweets and adds what changed to the target's counters, in one
+ * transaction: new tweets are inserted (ingested); stored ones are rewritten only when their metrics
+ * changed (updated).
+ */
+export async function ingestPage(db: Kysely<Database>, claim: Claim, tweets: Tweet[], fetchedAt: string): Promise<{ inserted: number; updated: number }> {
+  if (tweets.length === 0) return { inserted: 0, updated: 0 };
+  return db.transaction().execute(async (trx) => {
+    await holdTarget(trx, claim);
+    const unique = [...new Map(tweets.map((t) => [t.id, t])).values()];
+    const existing = new Map(
+      (await trx.selectFrom('tweets').select(['id', 'metrics']).where('id', 'in', unique.map((t) => t.id)).execute()).map((r) => [r.id, r.metrics]),
+    );
+    const fresh = unique.filter((t) => !existing.has(t.id));
+    let inserted = 0;
+    if (fresh.length > 0) {
+      const res = await trx
+        .insertInto('tweets')
+        .values(
+          fresh.map((t) => ({
+            id: t.id,
+            seq: tweetSeq(t.id),
+            author_id: t.authorId,
+            created_at: new Date(t.createdAt).toISOString(),
+            data: JSON.stringify(t),
+            metrics: JSON.stringify(t.metrics),
+            fetched_at: fetchedAt,
+          })),
+        )
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      inserted = Number(res.numInsertedOrUpdatedRows ?? 0);
+    }
+    let updated = 0;
+    for (const t of unique) {
+      const before = existing.get(t.id);
+      if (before === undefined) continue;
+      const metrics = JSON.stringify(t.metrics);
+      if (metrics === before) continue;
+      await trx.updateTable('tweets').set({ data: JSON.stringify(t), metrics, fetched_at: fetchedAt }).where('id', '=', t.id).execute();
+      updated++;
+    }
+    if (inserted > 0 || updated > 0) {
+      await trx
+        .updateTable('crawl_targets')
+        .set({ tweets_ingested: sql`tweets_ingested + ${inserted}`, tweets_updated: sql`tweets_updated + ${updated}` })
+        .where('id', '=', claim.id)
+        .execute();
+    }
+    return { inserted, updated };
+  });
+}
+
+export async function markTargetStarted(db: Kysely<Database>, claim: Claim, now: string): Promise<void> {
+  await db.updateTable('crawl_targets').set({ started_at: now }).where('id', '=', claim.id).where('lease_owner', '=', claim.owner).where('started_at', 'is', null).execute();
+}
+
+/** Ends the target (completed or failed) and, on success, moves the account's crawl position. */
+export async function finishTarget(
+  db: Kysely<Database>,
+  claim: Claim,
+  r: { status: 'completed' | 'failed'; error: string | null; now: string; userId: string; newest?: { id: string; createdAt: string } },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    try {
+      await holdTarget(trx, claim);
+    } catch {
+      return false;
+    }
+    await trx
+      .updateTable('crawl_targets')
+      .set({ status: r.status, error: r.error, completed_at: r.now, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', claim.id)
+      .execute();
+    if (r.status === 'completed') {
+      const patch: Partial<AccountState> = { last_crawled_at: r.now };
+      if (r.newest) {
+        patch.last_tweet_id = r.newest.id;
+        patch.last_tweet_at = r.newest.createdAt;
+      }
+      await trx.updateTable('crawl_accounts').set(patch).where('social_user_id', '=', r.userId).execute();
+    }
+    return true;
+  });
+}

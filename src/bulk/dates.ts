@@ -1,0 +1,40 @@
+// The export range (contract section 8): ISO 8601 with an offset or Z, start before end, at most 24 h.
+import { AppError } from '../errors/app-error.js';
+
+export const MAX_RANGE_MS = 24 * 3_600_000;
+
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** Milliseconds since the Unix epoch, or undefined when the text is not ISO 8601 with an offset or Z. */
+export function parseIsoWithOffset(text: string): number | undefined {
+  const m = ISO_WITH_OFFSET.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s] = m;
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1) return undefined;
+  const daysInMonth = new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
+  if (day > daysInMonth || Number(h) > 23 || Number(mi) > 59 || Number(s ?? 0) > 59) return undefined;
+  const offset = m[8]!;
+  if (offset.toUpperCase() !== 'Z' && (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59)) return undefined;
+  const ms = Date.parse(text.toUpperCase().replace(/(\.\d{3})\d+/, '$1'));
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export interface DateRange {
+  /** Normalized to UTC, millisecond precision (the form stored tweets' createdAt take). */
+  start: string;
+  end: string;
+}
+
+export function parseExportRange(startDate: string, endDate: string): DateRange {
+  const bad = (field: string, message: string) =>
+    new AppError('invalid_date_range', `${field} ${message}.`, { fields: [{ field: `body.${field}`, message }] });
+  const start = parseIsoWithOffset(startDate);
+  if (start === undefined) throw bad('startDate', 'must be an ISO 8601 date-time with an offset or Z, e.g. 2025-01-31T00:00:00Z');
+  const end = parseIsoWithOffset(endDate);
+  if (end === undefined) throw bad('endDate', 'must be an ISO 8601 date-time with an offset or Z, e.g. 2025-02-01T00:00:00Z');
+  if (start >= end) throw bad('endDate', 'must be after startDate');
+  if (end - start > MAX_RANGE_MS) throw bad('endDate', 'must be at most 24 hours after startDate');
+  return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+}

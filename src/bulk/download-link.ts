@@ -1,0 +1,40 @@
+// Download links of completed exports: served by the gateway itself at a public route, signed with
+// HMAC-SHA256 over (export id, object key, expiry). Changing the id, the expiry or the signature
+// breaks the signature; the object key is not in the URL at all, so no link can reach another object.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+
+export const DOWNLOAD_PATH = '/downloads/exports';
+
+export interface SignedLink {
+  path: string;
+  expires: number;
+  expiresAt: string;
+}
+
+function signature(secret: string, id: string, objectKey: string, expires: number): string {
+  return createHmac('sha256', secret).update('export-download\0').update(id).update('\0').update(objectKey).update('\0').update(String(expires)).digest('base64url');
+}
+
+/** expires: Unix seconds. */
+export function signDownload(secret: string, id: string, objectKey: string, nowMs: number, ttlSeconds: number): SignedLink {
+  const expires = Math.floor(nowMs / 1000) + ttlSeconds;
+  const sig = signature(secret, id, objectKey, expires);
+  return { path: `${DOWNLOAD_PATH}/${id}?expires=${expires}&sig=${sig}`, expires, expiresAt: new Date(expires * 1000).toISOString() };
+}
+
+const invalidLink = () => new AppError('not_found', 'This download link is not valid; ask GET /social/v1/bulk-export/exports/{id}/download for a new one.');
+
+/**
+ * Throws not_found for a bad signature (without saying whether the export exists) and for an expired
+ * link (only once the signature proved the link genuine).
+ */
+export function verifyDownload(secret: string, id: string, objectKey: string | undefined, expiresText: string, sig: string, nowMs: number): void {
+  if (!objectKey || !/^[0-9]{1,12}$/.test(expiresText) || sig.length > 128) throw invalidLink();
+  const want = Buffer.from(signature(secret, id, objectKey, Number(expiresText)));
+  const got = Buffer.from(sig);
+  if (want.length !== got.length || !timingSafeEqual(want, got)) throw invalidLink();
+  if (nowMs > Number(expiresText) * 1000) {
+    throw new AppError('not_found', 'This download link has expired; ask GET /social/v1/bulk-export/exports/{id}/download for a new one.');
+  }
+}

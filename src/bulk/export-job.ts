@@ -1,0 +1,69 @@
+// The export job: queued → running → completed | failed. A crash mid-write leaves the export
+// `running` with a lease nobody renews; when it expires another worker claims it and writes the
+// file again from the start (the put is atomic: nothing partial is ever visible at the key).
+import { claimById, claimNext, releaseLease, withHeartbeat, type Claim } from '../jobs/lease.js';
+import type { ClaimedJob, JobKind } from '../jobs/runner.js';
+import { completeExport, exportLease, failExport, findExport, markExportStarted, requeueExport } from './export-repo.js';
+import { writeExport } from './export-writer.js';
+import { type JobDeps, isStopping, leaseMs } from './job-support.js';
+
+/** Exports read only the store: no data source needed. */
+export type ExportDeps = Omit<JobDeps, 'source'>;
+
+export const EXPORT_MAX_ATTEMPTS = 3;
+
+export async function performExport(deps: ExportDeps, claim: Claim, parent: AbortSignal): Promise<void> {
+  const db = deps.store.db;
+  const now = () => deps.bulk.clock().toISOString();
+  const row = await findExport(db, claim.id);
+  if (!row) return;
+  if (claim.attempts > EXPORT_MAX_ATTEMPTS) {
+    await failExport(db, claim, `The export could not be written after ${EXPORT_MAX_ATTEMPTS} attempts.`, now());
+    return;
+  }
+  await markExportStarted(db, claim, now());
+  const objects = deps.bulk.objects;
+  try {
+    // Leftovers of an attempt that crashed mid-write.
+    await objects.cleanupPartial?.(row.object_key);
+    const file = await withHeartbeat(db, exportLease, claim, leaseMs(deps), parent, (signal) =>
+      writeExport(db, objects, { id: row.id, start: row.start_date, end: row.end_date, objectKey: row.object_key }, {
+        pageSize: deps.config.exports.pageSize,
+        pageDelayMs: deps.config.exports.pageDelayMs,
+        signal,
+      }),
+    );
+    await completeExport(db, claim, { ...file, now: now() });
+  } catch (err) {
+    if (isStopping(parent)) {
+      await releaseLease(db, exportLease, claim);
+      return;
+    }
+    if (claim.attempts >= EXPORT_MAX_ATTEMPTS) {
+      await failExport(db, claim, 'The export could not be written; request it again.', now());
+      await objects.cleanupPartial?.(row.object_key);
+    } else {
+      await requeueExport(db, claim);
+    }
+    throw err;
+  }
+}
+
+export function exportJobKind(deps: ExportDeps): JobKind {
+  return {
+    name: 'export',
+    concurrency: 1,
+    async claim(owner): Promise<ClaimedJob | undefined> {
+      const c = await claimNext(deps.store.db, exportLease, owner, leaseMs(deps));
+      return c && { id: c.id, perform: (signal) => performExport(deps, c, signal) };
+    },
+  };
+}
+
+/** Tests and tools: writes one export now in this process, if it is claimable. */
+export async function runExportNow(deps: ExportDeps, id: string, owner = 'inline'): Promise<boolean> {
+  const c = await claimById(deps.store.db, exportLease, id, owner, leaseMs(deps));
+  if (!c) return false;
+  await performExport(deps, c, new AbortController().signal);
+  return true;
+}

@@ -1,0 +1,63 @@
+// The bulk-export services (object store, clock, retry policy, in-process wake-ups) and the
+// background roles: the worker (watchlist batches, exports, crawl targets) and the scheduler (crawl
+// cycles). `sdg serve` runs whichever roles ROLES lists; `sdg worker` / `sdg scheduler` run one.
+import pino from 'pino';
+import type { Config, Role } from '../config/config.js';
+import { JobRunner, newWorkerId, type Log } from '../jobs/runner.js';
+import { LocalObjectStore } from '../storage/local-object-store.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { batchJobKind } from './batch-job.js';
+import { crawlJobKind } from './crawl-job.js';
+import { crawlTick } from './crawl-scheduler.js';
+import { exportJobKind } from './export-job.js';
+import { defaultRetryPolicy, type RetryPolicy } from './source-calls.js';
+import { Wakeups } from './wakeups.js';
+import type { JobDeps } from './job-support.js';
+
+export interface BulkServices {
+  /** Where export files are kept. */
+  objects: ObjectStore;
+  /** The service's clock for records, crawl windows, the schedule and link expiry (tests inject one). */
+  clock: () => Date;
+  /** How background jobs call the data source. */
+  retry: RetryPolicy;
+  /** Nudges this process's worker and scheduler when work was queued here. */
+  wakeups: Wakeups;
+}
+
+export function buildBulkServices(config: Config): BulkServices {
+  return {
+    objects: new LocalObjectStore(config.exports.dir),
+    clock: () => new Date(),
+    retry: defaultRetryPolicy,
+    wakeups: new Wakeups(),
+  };
+}
+
+export interface Background {
+  stop(): Promise<void>;
+}
+
+/** Starts the worker and/or scheduler roles (default: those in config.roles) until stop(). */
+export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log?: Log } = {}): Promise<Background> {
+  const roles = opts.roles ?? deps.config.roles;
+  const log: Log = opts.log ?? pino({ level: deps.config.logLevel });
+  const owner = newWorkerId();
+  const runners: JobRunner[] = [];
+  if (roles.includes('worker')) {
+    runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log }));
+  }
+  if (roles.includes('scheduler')) {
+    runners.push(new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }], { pollMs: deps.config.jobs.pollMs, owner, log }));
+  }
+  const unsubscribe = deps.bulk.wakeups.subscribe(() => {
+    for (const r of runners) r.wake();
+  });
+  for (const r of runners) r.start();
+  return {
+    async stop() {
+      unsubscribe();
+      await Promise.all(runners.map((r) => r.stop()));
+    },
+  };
+}

@@ -1,0 +1,112 @@
+// Leases on job rows. A job is a row with `status`, `attempts`, `lease_owner` and `lease_expires_at`.
+// A worker claims one with a single conditional UPDATE (… WHERE status = ready OR the lease expired),
+// so with any number of processes exactly one wins; it renews the lease while it works (heartbeat) and
+// finishes with an UPDATE conditioned on still owning it. A worker that dies stops renewing: when the
+// lease expires another worker claims the row again (attempts + 1), which is how a restart resumes.
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+
+export interface LeaseSpec {
+  table: 'exports' | 'watchlist_batches' | 'crawl_targets';
+  /** Status of a row waiting for a worker. */
+  ready: string;
+  /** Status of a row a worker holds. */
+  active: string;
+}
+
+export interface Claim {
+  id: string;
+  /** Including this one. */
+  attempts: number;
+  owner: string;
+}
+
+export class LeaseLostError extends Error {
+  constructor(spec: LeaseSpec, id: string) {
+    super(`Lost the lease on ${spec.table} ${id}: another worker took it over.`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+function affected(r: { numAffectedRows?: bigint }): number {
+  return Number(r.numAffectedRows ?? 0n);
+}
+
+/** Claims one specific row if it is ready (or its lease expired). */
+export async function claimById(db: Kysely<Database>, spec: LeaseSpec, id: string, owner: string, leaseMs: number, nowMs = Date.now()): Promise<Claim | undefined> {
+  const t = sql.table(spec.table);
+  const now = iso(nowMs);
+  const r = await sql`
+    update ${t} set status = ${spec.active}, lease_owner = ${owner}, lease_expires_at = ${iso(nowMs + leaseMs)}, attempts = attempts + 1
+    where id = ${id} and (status = ${spec.ready} or (status = ${spec.active} and lease_expires_at < ${now}))`.execute(db);
+  if (affected(r) !== 1) return undefined;
+  const row = await sql<{ attempts: number }>`select attempts from ${t} where id = ${id} and lease_owner = ${owner}`.execute(db);
+  const attempts = row.rows[0]?.attempts;
+  return attempts === undefined ? undefined : { id, attempts: Number(attempts), owner };
+}
+
+/** Claims the oldest claimable row, or returns undefined when there is none. */
+export async function claimNext(db: Kysely<Database>, spec: LeaseSpec, owner: string, leaseMs: number, nowMs = Date.now()): Promise<Claim | undefined> {
+  const t = sql.table(spec.table);
+  const now = iso(nowMs);
+  const candidates = await sql<{ id: string }>`
+    select id from ${t}
+    where status = ${spec.ready} or (status = ${spec.active} and lease_expires_at < ${now})
+    order by created_at limit 8`.execute(db);
+  for (const c of candidates.rows) {
+    const claim = await claimById(db, spec, c.id, owner, leaseMs, nowMs);
+    if (claim) return claim;
+  }
+  return undefined;
+}
+
+/** Extends the lease; false when this owner no longer holds it. */
+export async function renewLease(db: Kysely<Database>, spec: LeaseSpec, claim: Claim, leaseMs: number): Promise<boolean> {
+  const r = await sql`
+    update ${sql.table(spec.table)} set lease_expires_at = ${iso(Date.now() + leaseMs)}
+    where id = ${claim.id} and lease_owner = ${claim.owner} and status = ${spec.active}`.execute(db);
+  return affected(r) === 1;
+}
+
+/** Gives the row back untouched (a graceful stop): ready again at once, and the attempt not counted. */
+export async function releaseLease(db: Kysely<Database>, spec: LeaseSpec, claim: Claim): Promise<void> {
+  await sql`
+    update ${sql.table(spec.table)} set status = ${spec.ready}, lease_owner = null, lease_expires_at = null, attempts = attempts - 1
+    where id = ${claim.id} and lease_owner = ${claim.owner} and status = ${spec.active}`.execute(db);
+}
+
+/**
+ * Renews the lease every leaseMs/3 while `fn` runs. The signal given to `fn` aborts when the runner
+ * stops (parent) or the lease is lost; `fn` should check it between steps.
+ */
+export async function withHeartbeat<T>(
+  db: Kysely<Database>,
+  spec: LeaseSpec,
+  claim: Claim,
+  leaseMs: number,
+  parent: AbortSignal,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const ac = new AbortController();
+  const onParent = () => ac.abort(parent.reason);
+  if (parent.aborted) ac.abort(parent.reason);
+  else parent.addEventListener('abort', onParent, { once: true });
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renewLease(db, spec, claim, leaseMs).then(
+      (held) => {
+        if (!held) ac.abort(new LeaseLostError(spec, claim.id));
+      },
+      () => undefined, // a store hiccup: try again at the next beat; the lease has slack for two misses
+    );
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  try {
+    return await fn(ac.signal);
+  } finally {
+    clearInterval(timer);
+    parent.removeEventListener('abort', onParent);
+    await renewing;
+  }
+}

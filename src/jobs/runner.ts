@@ -1,0 +1,120 @@
+// The worker loop: polls each job kind for claimable rows, runs up to `concurrency` of each at once,
+// and stops cleanly (no timer left behind; running jobs are told to stop and awaited).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { LeaseLostError } from './lease.js';
+
+export interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface ClaimedJob {
+  id: string;
+  /** Does the work. Should return soon after `signal` aborts (stop, or the lease was lost). */
+  perform(signal: AbortSignal): Promise<void>;
+}
+
+export interface JobKind {
+  name: string;
+  concurrency: number;
+  claim(owner: string): Promise<ClaimedJob | undefined>;
+}
+
+export interface PeriodicTask {
+  name: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Identifies this process in lease_owner columns. */
+export function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+export class JobRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly ac = new AbortController();
+  private readonly running = new Map<string, Set<Promise<void>>>();
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly kinds: JobKind[],
+    private readonly tasks: PeriodicTask[],
+    private readonly opts: { pollMs: number; owner: string; log: Log },
+  ) {
+    for (const k of kinds) this.running.set(k.name, new Set());
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Looks for work now instead of at the next poll (new work was just queued in this process). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) this.again = true;
+    else this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.ac.abort(new Error('worker stopping'));
+    await this.ticking;
+    const all = [...this.running.values()].flatMap((s) => [...s]);
+    await Promise.allSettled(all);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.ticking = this.tick().finally(() => {
+        this.ticking = undefined;
+        const soon = this.again;
+        this.again = false;
+        this.schedule(soon ? 0 : this.opts.pollMs);
+      });
+    }, ms);
+  }
+
+  private async tick(): Promise<void> {
+    for (const task of this.tasks) {
+      if (this.stopped) return;
+      try {
+        await task.run(this.ac.signal);
+      } catch (err) {
+        this.opts.log.error({ err, task: task.name }, 'periodic task failed');
+      }
+    }
+    for (const kind of this.kinds) {
+      const set = this.running.get(kind.name)!;
+      while (!this.stopped && set.size < kind.concurrency) {
+        let job: ClaimedJob | undefined;
+        try {
+          job = await kind.claim(this.opts.owner);
+        } catch (err) {
+          this.opts.log.warn({ err, kind: kind.name }, 'could not claim a job; will retry');
+          break;
+        }
+        if (!job) break;
+        const p: Promise<void> = job
+          .perform(this.ac.signal)
+          .catch((err: unknown) => {
+            if (err instanceof LeaseLostError) this.opts.log.warn({ err, kind: kind.name, id: job!.id }, 'job taken over by another worker');
+            else this.opts.log.error({ err, kind: kind.name, id: job!.id }, 'job failed; it will be retried');
+          })
+          .finally(() => {
+            set.delete(p);
+            this.wake(); // a slot is free: the next job need not wait for the poll
+          });
+        set.add(p);
+      }
+    }
+  }
+}

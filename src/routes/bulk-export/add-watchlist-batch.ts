@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox';
+import { createBatch, batchItems, findBatch } from '../../bulk/batch-repo.js';
+import { newBatchId } from '../../bulk/ids.js';
+import { AppError } from '../../errors/app-error.js';
+import type { App, Deps } from '../../http/context.js';
+import { NumericId, single } from '../../http/schemas.js';
+import { batchRecord, BatchRecord, meta } from './schemas.js';
+
+// X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit; '@' does not.
+export const Username = Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$', description: 'handle without the at-sign' });
+
+export const AddWatchlistBody = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        {
+          socialUserId: Type.Optional(NumericId),
+          username: Type.Optional(Username),
+        },
+        { additionalProperties: false, description: 'socialUserId, username, or both (they must name the same account)' },
+      ),
+      { minItems: 1, maxItems: 100 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function registerAddWatchlistBatch(app: App, deps: Deps): void {
+  app.post(
+    '/social/v1/bulk-export/watchlist/batch',
+    {
+      schema: {
+        operationId: 'addWatchlistBatch',
+        tags: ['bulk-export'],
+        summary: 'Adds up to 100 accounts to the watchlist, in the background.',
+        description:
+          "Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes.",
+        body: AddWatchlistBody,
+        response: { 202: single(BatchRecord) },
+      },
+    },
+    async (request, reply) => {
+      const items = request.body.items;
+      const missing = items.flatMap((it, i) => (it.socialUserId === undefined && it.username === undefined ? [i] : []));
+      if (missing.length > 0) {
+        throw new AppError('invalid_request', `body.items.${missing[0]} needs a socialUserId or a username.`, {
+          fields: missing.map((i) => ({ field: `body.items.${i}`, message: 'needs a socialUserId or a username' })),
+        });
+      }
+      const id = newBatchId();
+      await createBatch(deps.store.db, {
+        id,
+        accountId: request.auth!.accountId,
+        operation: 'add',
+        items: items.map((it) => ({ socialUserId: it.socialUserId ?? null, username: it.username?.toLowerCase() ?? null })),
+        now: deps.bulk.clock().toISOString(),
+      });
+      deps.bulk.wakeups.notify();
+      const batch = (await findBatch(deps.store.db, id))!;
+      return reply.code(202).send({ data: batchRecord(batch, await batchItems(deps.store.db, id)), meta: meta(request.id) });
+    },
+  );
+}

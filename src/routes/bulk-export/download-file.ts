@@ -1,0 +1,40 @@
+// The target of download links: public (no API key), hidden from the OpenAPI document. Every way a
+// link can be wrong (altered id, expiry or signature; an export that is not completed) answers 404
+// not_found, so a guessed link tells nothing about which exports exist; an expired link says so.
+import { Type } from '@sinclair/typebox';
+import { DOWNLOAD_PATH, verifyDownload } from '../../bulk/download-link.js';
+import { findExport } from '../../bulk/export-repo.js';
+import { AppError } from '../../errors/app-error.js';
+import type { App, Deps } from '../../http/context.js';
+
+export function registerDownloadFile(app: App, deps: Deps): void {
+  app.get(
+    `${DOWNLOAD_PATH}/:id`,
+    {
+      config: { public: true },
+      schema: {
+        hide: true,
+        // No limits here: whatever was altered, the answer is the same 404.
+        params: Type.Object({ id: Type.String() }),
+        querystring: Type.Object({ expires: Type.Optional(Type.String()), sig: Type.Optional(Type.String()) }),
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const row = /^[0-9]{1,20}$/.test(id) ? await findExport(deps.store.db, id) : undefined;
+      const key = row?.status === 'completed' ? row.object_key : undefined;
+      verifyDownload(deps.secret, id, key, request.query.expires ?? '', request.query.sig ?? '', deps.bulk.clock().getTime());
+      const info = key ? await deps.bulk.objects.stat(key) : undefined;
+      if (!row || !key || !info) throw new AppError('not_found', 'This export file is no longer available; request a new export.');
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('content-length', String(info.sizeBytes))
+        .header('content-disposition', `attachment; filename="export-${row.id}.jsonl.gz"`)
+        .header('cache-control', 'private, no-store')
+        // A download is a one-off transfer. Also, a keep-alive connection that served a streamed body
+        // with a Content-Length is not seen as idle by Node's server, so a graceful stop would wait for it.
+        .header('connection', 'close')
+        .send(deps.bulk.objects.createReadStream(key));
+    },
+  );
+}

@@ -1,0 +1,50 @@
+import { Type } from '@sinclair/typebox';
+import { parseExportRange } from '../../bulk/dates.js';
+import { createExport } from '../../bulk/export-repo.js';
+import { newExportId } from '../../bulk/ids.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+import { exportRecord, ExportRecord, meta } from './schemas.js';
+
+// The dates are checked by the handler, not by a schema format, so that a malformed date is
+// invalid_date_range (contract section 5) rather than invalid_request.
+const DateText = (example: string) =>
+  Type.String({ minLength: 1, maxLength: 64, description: 'ISO 8601 date-time with an offset or Z', examples: [example] });
+
+export const GenerateExportBody = Type.Object(
+  {
+    startDate: DateText('2025-01-31T00:00:00Z'),
+    endDate: DateText('2025-02-01T00:00:00Z'),
+  },
+  { additionalProperties: false },
+);
+
+export function registerGenerateExport(app: App, deps: Deps): void {
+  app.post(
+    '/social/v1/bulk-export/exports/generate',
+    {
+      schema: {
+        operationId: 'generateExport',
+        tags: ['bulk-export'],
+        summary: "Requests an export of the tweets created in [startDate, endDate) (at most 24 h) by the accounts on the caller's watchlist.",
+        description:
+          'The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link.',
+        body: GenerateExportBody,
+        response: { 202: single(ExportRecord) },
+      },
+    },
+    async (request, reply) => {
+      const range = parseExportRange(request.body.startDate, request.body.endDate);
+      const now = deps.bulk.clock();
+      const row = await createExport(deps.store.db, {
+        id: newExportId(now.getTime()),
+        accountId: request.auth!.accountId,
+        start: range.start,
+        end: range.end,
+        now: now.toISOString(),
+      });
+      deps.bulk.wakeups.notify();
+      return reply.code(202).send({ data: exportRecord(row), meta: meta(request.id) });
+    },
+  );
+}

@@ -1,0 +1,19 @@
+import { crawlStatus } from '../../bulk/crawl-status.js';
+import type { App, Deps } from '../../http/context.js';
+import { CrawlStatusEnvelope } from './schemas.js';
+
+export function registerGetCrawlStatus(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/bulk-export/crawl-status',
+    {
+      schema: {
+        operationId: 'getCrawlStatus',
+        tags: ['bulk-export'],
+        summary: 'The feed crawl: the cycle in progress (if any), the last completed cycle and the schedule.',
+        description: 'percentComplete = (accountsCompleted + accountsFailed) / accountsTargeted × 100. One crawl serves all accounts.',
+        response: { 200: CrawlStatusEnvelope },
+      },
+    },
+    async () => ({ success: true as const, data: await crawlStatus(deps) }),
+  );
+}

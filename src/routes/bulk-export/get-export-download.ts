@@ -1,0 +1,35 @@
+import { signDownload } from '../../bulk/download-link.js';
+import { findAccountExport } from '../../bulk/export-repo.js';
+import { AppError } from '../../errors/app-error.js';
+import type { App, Deps } from '../../http/context.js';
+import { NumericId, single } from '../../http/schemas.js';
+import { Type } from '@sinclair/typebox';
+import { DownloadLink, meta } from './schemas.js';
+
+export function registerGetExportDownload(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/bulk-export/exports/:id/download',
+    {
+      schema: {
+        operationId: 'getExportDownload',
+        tags: ['bulk-export'],
+        summary: 'A download link for a completed export: it needs no API key and works until expiresAt.',
+        params: Type.Object({ id: NumericId }, { additionalProperties: false }),
+        response: { 200: single(DownloadLink) },
+      },
+    },
+    async (request) => {
+      const row = await findAccountExport(deps.store.db, request.auth!.accountId, request.params.id);
+      if (!row) throw new AppError('not_found', `No export ${request.params.id}.`);
+      if (row.status !== 'completed' || row.size_bytes === null || row.sha256 === null) {
+        throw new AppError('export_not_ready', `Export ${row.id} is ${row.status}, not completed; a link is available once it completes.`, { status: row.status });
+      }
+      const link = signDownload(deps.secret, row.id, row.object_key, deps.bulk.clock().getTime(), deps.config.exports.linkTtlSeconds);
+      const base = (deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+      return {
+        data: { id: row.id, url: `${base}${link.path}`, expiresAt: link.expiresAt, sizeBytes: Number(row.size_bytes), sha256: row.sha256 },
+        meta: meta(request.id),
+      };
+    },
+  );
+}

@@ -1,0 +1,24 @@
+import { latestCompletedExport } from '../../bulk/export-repo.js';
+import { AppError } from '../../errors/app-error.js';
+import type { App, Deps } from '../../http/context.js';
+import { single } from '../../http/schemas.js';
+import { exportRecord, ExportRecord, meta } from './schemas.js';
+
+export function registerGetLatestExport(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/bulk-export/exports/latest',
+    {
+      schema: {
+        operationId: 'getLatestExport',
+        tags: ['bulk-export'],
+        summary: "The caller's most recently completed export.",
+        response: { 200: single(ExportRecord) },
+      },
+    },
+    async (request) => {
+      const row = await latestCompletedExport(deps.store.db, request.auth!.accountId);
+      if (!row) throw new AppError('not_found', 'No export of this account has completed yet.');
+      return { data: exportRecord(row), meta: meta(request.id) };
+    },
+  );
+}

@@ -1,0 +1,26 @@
+// The bulk-export group (contract sections 1 and 8, specification 4.1), one file per endpoint, plus
+// the public target of download links.
+import type { App, Deps } from '../../http/context.js';
+import { registerAddWatchlistBatch } from './add-watchlist-batch.js';
+import { registerDownloadFile } from './download-file.js';
+import { registerGenerateExport } from './generate-export.js';
+import { registerGetCrawlStatus } from './get-crawl-status.js';
+import { registerGetExportDownload } from './get-export-download.js';
+import { registerGetLatestExport } from './get-latest-export.js';
+import { registerGetWatchlistBatch } from './get-watchlist-batch.js';
+import { registerListExports } from './list-exports.js';
+import { registerListWatchlist } from './list-watchlist.js';
+import { registerRemoveWatchlistBatch } from './remove-watchlist-batch.js';
+
+export function registerBulkExportRoutes(app: App, deps: Deps): void {
+  registerGenerateExport(app, deps);
+  registerAddWatchlistBatch(app, deps);
+  registerRemoveWatchlistBatch(app, deps);
+  registerGetWatchlistBatch(app, deps);
+  registerGetExportDownload(app, deps);
+  registerGetLatestExport(app, deps);
+  registerGetCrawlStatus(app, deps);
+  registerListExports(app, deps);
+  registerListWatchlist(app, deps);
+  registerDownloadFile(app, deps);
+}

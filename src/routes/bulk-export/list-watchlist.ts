@@ -1,0 +1,36 @@
+import { watchlistPage, type WatchlistPosition } from '../../bulk/watchlist-repo.js';
+import type { App, Deps } from '../../http/context.js';
+import { PageQuery, paginated } from '../../http/schemas.js';
+import { WatchlistEntry, watchlistEntry } from './schemas.js';
+
+export function registerListWatchlist(app: App, deps: Deps): void {
+  app.get(
+    '/social/v1/bulk-export/watchlist',
+    {
+      schema: {
+        operationId: 'listWatchlist',
+        tags: ['bulk-export'],
+        summary: "The caller's watchlist, most recently added first.",
+        querystring: PageQuery,
+        response: { 200: paginated(WatchlistEntry) },
+      },
+    },
+    async (request) => {
+      const accountId = request.auth!.accountId;
+      const limit = request.query.limit ?? 20;
+      const list = `watchlist:${accountId}`;
+      const before = request.query.cursor ? deps.cursors.decode<WatchlistPosition>(list, request.query.cursor) : undefined;
+      const rows = await watchlistPage(deps.store.db, accountId, limit, before && { addedAt: String(before.addedAt), id: String(before.id) });
+      const page = rows.slice(0, limit);
+      const hasNextPage = rows.length > limit;
+      const last = page[page.length - 1];
+      return {
+        items: page.map(watchlistEntry),
+        hasNextPage,
+        nextCursor: hasNextPage && last ? deps.cursors.encode(list, { addedAt: last.added_at, id: last.social_user_id } satisfies WatchlistPosition) : null,
+        requestId: request.id,
+        cached: false,
+      };
+    },
+  );
+}

@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox';
+import { batchItems, createBatch, findBatch } from '../../bulk/batch-repo.js';
+import { newBatchId } from '../../bulk/ids.js';
+import type { App, Deps } from '../../http/context.js';
+import { NumericId, single } from '../../http/schemas.js';
+import { batchRecord, BatchRecord, meta } from './schemas.js';
+
+export const RemoveWatchlistBody = Type.Object(
+  { socialUserIds: Type.Array(NumericId, { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+
+export function registerRemoveWatchlistBatch(app: App, deps: Deps): void {
+  app.post(
+    '/social/v1/bulk-export/watchlist/batch-remove',
+    {
+      schema: {
+        operationId: 'removeWatchlistBatch',
+        tags: ['bulk-export'],
+        summary: 'Removes up to 100 accounts from the watchlist, in the background.',
+        description: 'Poll GET /social/v1/bulk-export/watchlist/batch/{batchId}: each item ends removed or not_present.',
+        body: RemoveWatchlistBody,
+        response: { 202: single(BatchRecord) },
+      },
+    },
+    async (request, reply) => {
+      const id = newBatchId();
+      await createBatch(deps.store.db, {
+        id,
+        accountId: request.auth!.accountId,
+        operation: 'remove',
+        items: request.body.socialUserIds.map((socialUserId) => ({ socialUserId, username: null })),
+        now: deps.bulk.clock().toISOString(),
+      });
+      deps.bulk.wakeups.notify();
+      const batch = (await findBatch(deps.store.db, id))!;
+      return reply.code(202).send({ data: batchRecord(batch, await batchItems(deps.store.db, id)), meta: meta(request.id) });
+    },
+  );
+}

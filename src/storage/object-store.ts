@@ -1,0 +1,37 @@
+// Where export files live. Shaped like an S3 bucket (keys, whole-object puts, ranged reads later),
+// so an S3 implementation can replace LocalObjectStore without touching the export code.
+import type { Readable } from 'node:stream';
+
+export interface ObjectInfo {
+  key: string;
+  sizeBytes: number;
+  modifiedAt: Date;
+}
+
+/** A body to store: a stream (consumed to its end) or a local file (copied). */
+export type ObjectBody = Readable | { path: string };
+
+export interface ObjectStore {
+  /**
+   * Stores the whole body under `key`, atomically: until put resolves nothing is visible at `key`
+   * (a reader sees the previous object or none), and a failed or interrupted put leaves nothing there.
+   */
+  put(key: string, body: ObjectBody): Promise<ObjectInfo>;
+  /** undefined when there is no object at `key`. */
+  stat(key: string): Promise<ObjectInfo | undefined>;
+  /** The object's bytes; the stream errors when there is no object at `key`. */
+  createReadStream(key: string): Readable;
+  /** Removes the object; no error when there is none. */
+  delete(key: string): Promise<void>;
+  /** Removes leftovers of interrupted puts of `key` (a crash mid-put); no-op where puts leave none. */
+  cleanupPartial?(key: string): Promise<void>;
+}
+
+const KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]*(\/[A-Za-z0-9][A-Za-z0-9_.-]*)*$/;
+
+/** Keys are relative paths of safe segments: no '..', no leading '/', no empty segment. */
+export function assertValidKey(key: string): void {
+  if (key.length > 512 || !KEY.test(key) || key.split('/').some((s) => s === '.' || s === '..')) {
+    throw new Error(`Invalid object key: ${JSON.stringify(key)}`);
+  }
+}

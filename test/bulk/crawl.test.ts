@@ -1,0 +1,220 @@
+// The crawl on the demo network with an injected clock: first crawl backfills 7 days, a later cycle
+// ingests what appeared meanwhile and refreshes metrics; counts are checked against the store.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Value } from '@sinclair/typebox/value';
+import { runCrawlTargetNow } from '../../src/bulk/crawl-job.js';
+import { crawlTick } from '../../src/bulk/crawl-scheduler.js';
+import { drainBulkWork } from '../../src/bulk/inline.js';
+import type { Tweet } from '../../src/domain/models.js';
+import type { DemoSource } from '../../src/sources/demo/demo-source.js';
+import { SourceError, type DataSource, type TimelineQuery } from '../../src/sources/types.js';
+import { CrawlStatusEnvelope } from '../../src/routes/bulk-export/schemas.js';
+import { backends } from '../helpers/backends.js';
+import { json, type TestAccount } from '../helpers/harness.js';
+import { BASE, bulkHarness, call, HOUR, T0, type BulkHarness } from './helpers.js';
+
+const DAY = 24 * HOUR;
+
+interface Status {
+  success: true;
+  data: {
+    currentCycle: null | { id: string; status: string; startedAt: string; accountsTargeted: number; accountsCompleted: number; accountsFailed: number; tweetsIngested: number; percentComplete: number };
+    lastCompletedCycle: null | {
+      id: string;
+      startedAt: string;
+      completedAt: string;
+      durationMinutes: number;
+      accountsTargeted: number;
+      accountsCompleted: number;
+      accountsFailed: number;
+      tweetsIngested: number;
+      tweetsUpdated: number;
+    };
+    schedule: { intervalHours: number; nextExpectedAt: string };
+  };
+}
+
+/** The demo source, with timelines of chosen accounts failing as if the upstream were down. */
+class FlakySource implements DataSource {
+  readonly name = 'demo';
+  readonly failing = new Set<string>();
+  constructor(private readonly inner: DemoSource) {}
+  getUserByUsername = (u: string) => this.inner.getUserByUsername(u);
+  getUserById = (id: string) => this.inner.getUserById(id);
+  getTweet = (id: string) => this.inner.getTweet(id);
+  getRetweeters = (id: string, p: { limit: number; after?: string }) => this.inner.getRetweeters(id, p);
+  getCommunity = (id: string) => this.inner.getCommunity(id);
+  async getUserTweets(id: string, q: TimelineQuery) {
+    if (this.failing.has(id)) throw new SourceError('unavailable', 'simulated outage');
+    return this.inner.getUserTweets(id, q);
+  }
+}
+
+async function allTweets(source: DataSource, userId: string, startTime: Date): Promise<Tweet[]> {
+  const out: Tweet[] = [];
+  let after: string | undefined;
+  do {
+    const page = await source.getUserTweets(userId, { limit: 100, startTime, ...(after ? { after } : {}) });
+    out.push(...page.items);
+    after = page.next;
+  } while (after);
+  return out;
+}
+
+for (const backend of backends()) {
+  describe(`crawl (${backend})`, () => {
+    let b: BulkHarness;
+    let a: TestAccount;
+    let flaky: FlakySource;
+    const status = async (): Promise<Status> => {
+      const res = await call(b.h, a, 'GET', `${BASE}/crawl-status`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.headers['x-credits-charged'], '0');
+      const body = json<Status>(res);
+      assert.ok(Value.Check(CrawlStatusEnvelope, body), res.body);
+      return body;
+    };
+    const db = () => b.h.deps.store.db;
+    const tweetCount = async () => Number((await db().selectFrom('tweets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+
+    before(async () => {
+      b = await bulkHarness(backend);
+      flaky = new FlakySource(b.source);
+      b.h.deps.source = flaky;
+      a = await b.h.account();
+    });
+    after(() => b.h.close());
+
+    test('before any cycle: nulls and the next hour boundary', async () => {
+      const s = await status();
+      assert.equal(s.success, true);
+      assert.equal(s.data.currentCycle, null);
+      assert.equal(s.data.lastCompletedCycle, null);
+      assert.equal(s.data.schedule.intervalHours, 1);
+      // T0 is on a boundary and nobody is on a watchlist: the next boundary.
+      assert.equal(s.data.schedule.nextExpectedAt, new Date(T0 + HOUR).toISOString());
+    });
+
+    test('first crawl right after the batch: 7 days backfilled, counts equal the store', async () => {
+      const ids = b.sample.userIds.slice(0, 3);
+      const res = await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: ids.map((socialUserId) => ({ socialUserId })) });
+      assert.equal(res.statusCode, 202);
+      await drainBulkWork(b.h.deps);
+      const s = await status();
+      assert.equal(s.data.currentCycle, null);
+      const last = s.data.lastCompletedCycle!;
+      assert.ok(last);
+      assert.deepEqual([last.accountsTargeted, last.accountsCompleted, last.accountsFailed, last.tweetsUpdated], [3, 3, 0, 0]);
+      assert.equal(last.startedAt, new Date(T0).toISOString());
+      assert.equal(last.durationMinutes, 0);
+      let expected = 0;
+      for (const id of ids) expected += (await allTweets(b.source, id, new Date(T0 - 7 * DAY))).length;
+      assert.ok(expected > 3 * 7 * 24, `active accounts post every hour (${expected})`);
+      assert.equal(last.tweetsIngested, expected);
+      assert.equal(await tweetCount(), expected);
+      const oldest = await db().selectFrom('tweets').select('created_at').orderBy('created_at').limit(1).executeTakeFirstOrThrow();
+      assert.ok(oldest.created_at >= new Date(T0 - 7 * DAY).toISOString());
+      const authors = await db().selectFrom('tweets').select('author_id').distinct().execute();
+      assert.deepEqual(new Set(authors.map((r) => r.author_id)), new Set(ids));
+      const profiles = await db().selectFrom('profiles').select('id').where('id', 'in', ids).execute();
+      assert.equal(profiles.length, 3, 'profiles of crawled accounts are stored');
+      assert.equal(s.data.schedule.nextExpectedAt, new Date(T0 + HOUR).toISOString());
+    });
+
+    test('two hours later: new tweets ingested, changed metrics counted, a failing account counted as failed', async () => {
+      const before = new Map((await db().selectFrom('tweets').select(['id', 'metrics']).execute()).map((r) => [r.id, r.metrics]));
+      b.clock.advance(2 * HOUR);
+      // Status: the cycle due at T0 + 1 h is overdue and about to start.
+      assert.equal((await status()).data.schedule.nextExpectedAt, new Date(b.clock.ms).toISOString());
+      const tick = await crawlTick(b.h.deps);
+      assert.ok(tick.started);
+      const targets = await db().selectFrom('crawl_targets').select(['id', 'social_user_id']).where('cycle_id', '=', tick.started).orderBy('id').execute();
+      assert.equal(targets.length, 3);
+
+      let s = await status();
+      assert.deepEqual(s.data.currentCycle, {
+        id: tick.started,
+        status: 'running',
+        startedAt: new Date(b.clock.ms).toISOString(),
+        accountsTargeted: 3,
+        accountsCompleted: 0,
+        accountsFailed: 0,
+        tweetsIngested: 0,
+        percentComplete: 0,
+      });
+      assert.ok(await runCrawlTargetNow(b.h.deps, targets[0]!.id));
+      s = await status();
+      const cur = s.data.currentCycle!;
+      assert.equal(cur.accountsCompleted, 1);
+      assert.equal(cur.percentComplete, (1 / 3) * 100);
+      assert.ok(cur.tweetsIngested > 0);
+      assert.equal(s.data.lastCompletedCycle!.startedAt, new Date(T0).toISOString(), 'the last completed one is still the first');
+
+      flaky.failing.add(targets[1]!.social_user_id);
+      b.clock.advance(90_000);
+      await drainBulkWork(b.h.deps);
+      flaky.failing.clear();
+      s = await status();
+      assert.equal(s.data.currentCycle, null);
+      const last = s.data.lastCompletedCycle!;
+      assert.equal(last.id, tick.started);
+      assert.deepEqual([last.accountsTargeted, last.accountsCompleted, last.accountsFailed], [3, 2, 1]);
+      assert.equal(last.durationMinutes, 2, '90 s rounds to 2 minutes');
+
+      const after = await db().selectFrom('tweets').select(['id', 'metrics', 'author_id']).execute();
+      const fresh = after.filter((r) => !before.has(r.id));
+      const changed = after.filter((r) => before.has(r.id) && before.get(r.id) !== r.metrics);
+      assert.ok(fresh.length > 0 && changed.length > 0, `${fresh.length} new, ${changed.length} changed`);
+      assert.equal(last.tweetsIngested, fresh.length);
+      assert.equal(last.tweetsUpdated, changed.length);
+      assert.ok(!fresh.some((r) => r.author_id === targets[1]!.social_user_id), 'the failed account ingested nothing');
+      const failed = await db().selectFrom('crawl_targets').select(['status', 'error']).where('id', '=', targets[1]!.id).executeTakeFirstOrThrow();
+      assert.equal(failed.status, 'failed');
+      assert.match(failed.error!, /unavailable/);
+      // The sums over all cycles equal the store.
+      const cycles = await db().selectFrom('crawl_cycles').select(['tweets_ingested']).execute();
+      assert.equal(cycles.reduce((n, c) => n + c.tweets_ingested, 0), await tweetCount());
+      assert.equal(s.data.schedule.nextExpectedAt, new Date(T0 + 3 * HOUR).toISOString());
+    });
+
+    test('the failed account catches up at the next cycle; nothing is ingested twice', async () => {
+      b.clock.advance(HOUR);
+      const count0 = await tweetCount();
+      await drainBulkWork(b.h.deps);
+      const last = (await status()).data.lastCompletedCycle!;
+      assert.deepEqual([last.accountsCompleted, last.accountsFailed], [3, 0]);
+      assert.equal(last.tweetsIngested, (await tweetCount()) - count0);
+      const ids = b.sample.userIds.slice(0, 3);
+      let expected = 0;
+      for (const id of ids) expected += (await allTweets(b.source, id, new Date(T0 - 7 * DAY))).length;
+      assert.equal(await tweetCount(), expected, 'every tweet of the window, once');
+    });
+
+    test('an account added during a cycle joins it; accounts added between cycles get their own cycle at once', async () => {
+      const extra = b.sample.userIds[3]!;
+      b.clock.advance(HOUR);
+      const tick = await crawlTick(b.h.deps);
+      assert.ok(tick.started, 'scheduled cycle');
+      await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: extra }] });
+      await drainBulkWork(b.h.deps);
+      const last = (await status()).data.lastCompletedCycle!;
+      assert.equal(last.id, tick.started);
+      assert.equal(last.accountsTargeted, 4);
+      assert.equal(last.accountsCompleted, 4);
+      const other = await b.h.account();
+      const extra2 = b.sample.userIds[4]!;
+      b.clock.advance(60_000);
+      await call(b.h, other, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: extra2 }] });
+      await drainBulkWork(b.h.deps);
+      const own = (await status()).data.lastCompletedCycle!;
+      assert.notEqual(own.id, tick.started);
+      assert.equal(own.accountsTargeted, 1, 'only the new account, without waiting for the schedule');
+      assert.ok(own.tweetsIngested > 7 * 24);
+      const cycle = await db().selectFrom('crawl_cycles').select('trigger').where('id', '=', own.id).executeTakeFirstOrThrow();
+      assert.equal(cycle.trigger, 'new_accounts');
+      // The schedule is unchanged by it: the next boundary after the scheduled cycle's.
+      assert.equal((await status()).data.schedule.nextExpectedAt, new Date(T0 + 5 * HOUR).toISOString());
+    });
+  });
+}
