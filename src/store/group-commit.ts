@@ -9,7 +9,7 @@ export class GroupCommit {
   private scheduled = false;
   private readonly runAll: (jobs: Array<() => unknown>) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
 
-  constructor(db: SQLite.Database) {
+  constructor(private readonly db: SQLite.Database) {
     const tx = db.transaction((jobs: Array<() => unknown>) =>
       jobs.map((job) => {
         try {
@@ -34,6 +34,13 @@ export class GroupCommit {
   }
 
   private flush(): void {
+    // Kysely's transactions on this same connection span event-loop turns. Writing now would fold
+    // our writes into that transaction (better-sqlite3 nests as a savepoint) and a rollback of it
+    // would undo a charge already reported: wait until it has ended.
+    if (this.db.inTransaction) {
+      setImmediate(() => this.flush());
+      return;
+    }
     const batch = this.queue;
     this.queue = [];
     this.scheduled = false;

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createAccount } from '../../src/accounts/accounts-repo.js';
+import { getBalance, grant } from '../../src/credits/credits-repo.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+describe('SQLite group commit beside Kysely transactions on the same connection', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('sqlite');
+  });
+  after(() => h.close());
+
+  test("a hold taken while another transaction is open survives that transaction's rollback", async () => {
+    const db = h.deps.store.db;
+    const { accountId } = await createAccount(db, { name: 'g', planId: 'free' });
+    await grant(db, accountId, 100, 't');
+    let pending: ReturnType<typeof h.deps.meter.reserve> | undefined;
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('settings').values({ key: 'doomed', value: 'x' }).execute();
+        pending = h.deps.meter.reserve(accountId, 40);
+        await new Promise((r) => setImmediate(r)); // the group commit's turn comes while we are open
+        await new Promise((r) => setImmediate(r));
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    const r = await pending!;
+    assert.ok(r.ok);
+    assert.equal(await db.selectFrom('settings').select('key').where('key', '=', 'doomed').executeTakeFirst(), undefined);
+    assert.deepEqual(await getBalance(db, accountId), { balance: 100, reserved: 40 });
+    const held = await db.selectFrom('credit_reservations').select('amount').where('account_id', '=', accountId).execute();
+    assert.deepEqual(held, [{ amount: 40 }]);
+  });
+});
