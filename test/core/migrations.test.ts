@@ -58,3 +58,19 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('migrations from several processes at once', () => {
+  test('processes starting together on a fresh SQLite store all end up on the latest schema', async () => {
+    const { runSdg } = await import('../helpers/processes.js');
+    const s = await createTestStore('sqlite');
+    try {
+      await s.store.close();
+      const runs = await Promise.all([1, 2, 3].map(() => runSdg(['migrate', '--json'], s.env)));
+      for (const r of runs) assert.equal(r.code, 0, r.stderr);
+      const applied = runs.flatMap((r) => (JSON.parse(r.stdout) as { applied: string[] }).applied);
+      assert.deepEqual(applied.sort(), Object.keys(migrations('sqlite')).sort(), 'each migration applied exactly once');
+    } finally {
+      await s.dispose();
+    }
+  });
+});
