@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { ingestPage } from '../src/bulk/crawl-repo.js';
 import type { Tweet } from '../src/domain/models.js';
 import { claimById } from '../src/jobs/lease.js';
-import { upsertTweets } from '../src/social/social-repo.js';
+import { tweetStoreFor } from '../src/social/tweet-store.js';
 import { openStore, type Store } from '../src/store/connect.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { demoTweets } from './fixtures.js';
@@ -34,34 +34,50 @@ export async function benchIngest(opts: { tweets?: number } = {}): Promise<Recor
   const a = await freshStore();
   let t0 = performance.now();
   let inserted = 0;
-  for (let i = 0; i < tweets.length; i += 5_000) inserted += (await upsertTweets(a.store.db, tweets.slice(i, i + 5_000), fetchedAt)).inserted;
+  const writer = tweetStoreFor(a.store);
+  for (let i = 0; i < tweets.length; i += 5_000) inserted += (await writer.write(a.store.db, tweets.slice(i, i + 5_000), fetchedAt)).inserted;
   const upsertMs = performance.now() - t0;
   t0 = performance.now();
   let updated = 0;
-  for (let i = 0; i < bumped.length; i += 1_000) updated += (await upsertTweets(a.store.db, bumped.slice(i, i + 1_000), fetchedAt)).updated;
+  for (let i = 0; i < bumped.length; i += 1_000) updated += (await writer.write(a.store.db, bumped.slice(i, i + 1_000), fetchedAt)).updated;
   const refreshMs = performance.now() - t0;
   await a.store.close();
   rmSync(a.dir, { recursive: true, force: true });
 
-  // 2. The crawl's page writer: pages of 100 with the target's counters, as a crawl stores them.
+  // 2. The crawl's page writer: pages of 100 with their target's counters, as a crawl stores them,
+  //    from CRAWL_CONCURRENCY (8) accounts at once, as the crawl runs them.
   const b = await freshStore();
   const db = b.store.db;
   const now = new Date().toISOString();
-  await db.insertInto('crawl_cycles').values({ id: 'cyc_bench', trigger: 'schedule', slot: 1, status: 'running', started_at: now, completed_at: null, accounts_targeted: 1, accounts_completed: 0, accounts_failed: 0, tweets_ingested: 0, tweets_updated: 0, lock_version: 0 }).execute();
-  await db.insertInto('crawl_targets').values({ id: 'cyc_bench:1', cycle_id: 'cyc_bench', social_user_id: '1', status: 'pending', tweets_ingested: 0, tweets_updated: 0, error: null, created_at: now, started_at: null, completed_at: null, attempts: 0, lease_owner: null, lease_expires_at: null }).execute();
-  const claim = (await claimById(db, targetLease, 'cyc_bench:1', 'bench', 3_600_000))!;
+  const workers = 8;
+  await db.insertInto('crawl_cycles').values({ id: 'cyc_bench', trigger: 'schedule', slot: 1, status: 'running', started_at: now, completed_at: null, accounts_targeted: workers, accounts_completed: 0, accounts_failed: 0, tweets_ingested: 0, tweets_updated: 0, lock_version: 0 }).execute();
+  const claims = [];
+  for (let w = 0; w < workers; w++) {
+    const id = `cyc_bench:${w}`;
+    await db.insertInto('crawl_targets').values({ id, cycle_id: 'cyc_bench', social_user_id: String(w + 1), status: 'pending', tweets_ingested: 0, tweets_updated: 0, error: null, created_at: now, started_at: null, completed_at: null, attempts: 0, lease_owner: null, lease_expires_at: null }).execute();
+    claims.push((await claimById(db, targetLease, id, 'bench', 3_600_000))!);
+  }
+  const writer2 = tweetStoreFor(b.store);
+  const per = Math.ceil(tweets.length / workers);
   t0 = performance.now();
-  let crawlInserted = 0;
-  for (let i = 0; i < tweets.length; i += 100) crawlInserted += (await ingestPage(db, claim, tweets.slice(i, i + 100), fetchedAt)).inserted;
+  const counts = await Promise.all(
+    claims.map(async (claim, w) => {
+      let n = 0;
+      const mine = tweets.slice(w * per, (w + 1) * per);
+      for (let i = 0; i < mine.length; i += 100) n += (await ingestPage(b.store, writer2, claim, mine.slice(i, i + 100), fetchedAt)).inserted;
+      return n;
+    }),
+  );
+  const crawlInserted = counts.reduce((x, y) => x + y, 0);
   const crawlMs = performance.now() - t0;
   await b.store.close();
   rmSync(b.dir, { recursive: true, force: true });
 
   return {
     tweets: tweets.length,
-    'upsertTweets new (tweets/s)': rate(inserted, upsertMs),
-    'upsertTweets metrics refresh (tweets/s)': rate(updated, refreshMs),
-    'crawl page writer, pages of 100 (tweets/s)': rate(crawlInserted, crawlMs),
+    'tweet store, calls of 5,000 new (tweets/s)': rate(inserted, upsertMs),
+    'tweet store, metrics refresh (tweets/s)': rate(updated, refreshMs),
+    'crawl page writer, pages of 100 from 8 accounts at once (tweets/s)': rate(crawlInserted, crawlMs),
     'avg tweet JSON (bytes)': Math.round(tweets.reduce((s, t) => s + JSON.stringify(t).length, 0) / tweets.length),
   };
 }

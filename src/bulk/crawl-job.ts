@@ -57,7 +57,7 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
         signal.throwIfAborted();
         const q: TimelineQuery = { ...window, limit: 100, ...(after !== undefined ? { after } : {}) };
         const res = await callSource(() => deps.source.getUserTweets(userId, q), deps.bulk.retry, signal);
-        await ingestPage(db, claim, res.items, fetchedAt);
+        await ingestPage(deps.store, deps.tweetStore, claim, res.items, fetchedAt);
         for (const t of res.items) if (!newest || tweetSeq(t.id) > tweetSeq(newest.id)) newest = t;
         if (res.next === undefined || res.items.length === 0) break;
         after = res.next;

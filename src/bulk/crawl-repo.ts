@@ -7,7 +7,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Tweet } from '../domain/models.js';
 import { LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
-import { tweetSeq } from '../social/social-repo.js';
+import { SqliteTweetStore, unique, type TweetStore, type WriteCounts } from '../social/tweet-store.js';
+import type { Store } from '../store/connect.js';
+import type SQLite from 'better-sqlite3';
 import type { CrawlAccountsTable, CrawlCyclesTable, CrawlTargetsTable, Database } from '../store/schema.js';
 
 export const targetLease: LeaseSpec = { table: 'crawl_targets', ready: 'pending', active: 'running' };
@@ -210,52 +212,49 @@ async function holdTarget(trx: Transaction<Database>, claim: Claim): Promise<voi
  * transaction: new tweets are inserted (ingested); stored ones are rewritten only when their metrics
  * changed (updated).
  */
-export async function ingestPage(db: Kysely<Database>, claim: Claim, tweets: Tweet[], fetchedAt: string): Promise<{ inserted: number; updated: number }> {
-  if (tweets.length === 0) return { inserted: 0, updated: 0 };
-  return db.transaction().execute(async (trx) => {
+/**
+ * Stores one page of an account's tweets and adds what changed to the target's counters, in one
+ * transaction, only while the claim still holds the target's lease: a retried account never
+ * counts a tweet twice. On SQLite the page joins the store's group commit, so concurrent crawl
+ * workers (and API requests) share commits.
+ */
+export async function ingestPage(store: Store, tweets: TweetStore, claim: Claim, page: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+  if (page.length === 0) return { inserted: 0, updated: 0 };
+  if (store.sqlite && store.grouped && tweets instanceof SqliteTweetStore) {
+    const st = sqliteCrawlStatements(store.sqlite);
+    const rows = unique(page);
+    return store.grouped(() => {
+      if (st.hold.run(claim.id, claim.owner).changes !== 1) throw new LeaseLostError(targetLease, claim.id);
+      const counts = tweets.writeSync(rows, fetchedAt);
+      if (counts.inserted > 0 || counts.updated > 0) st.count.run(counts.inserted, counts.updated, claim.id);
+      return counts;
+    });
+  }
+  return store.db.transaction().execute(async (trx) => {
     await holdTarget(trx, claim);
-    const unique = [...new Map(tweets.map((t) => [t.id, t])).values()];
-    const existing = new Map(
-      (await trx.selectFrom('tweets').select(['id', 'metrics']).where('id', 'in', unique.map((t) => t.id)).execute()).map((r) => [r.id, r.metrics]),
-    );
-    const fresh = unique.filter((t) => !existing.has(t.id));
-    let inserted = 0;
-    if (fresh.length > 0) {
-      const res = await trx
-        .insertInto('tweets')
-        .values(
-          fresh.map((t) => ({
-            id: t.id,
-            seq: tweetSeq(t.id),
-            author_id: t.authorId,
-            created_at: new Date(t.createdAt).toISOString(),
-            data: JSON.stringify(t),
-            metrics: JSON.stringify(t.metrics),
-            fetched_at: fetchedAt,
-          })),
-        )
-        .onConflict((oc) => oc.column('id').doNothing())
-        .executeTakeFirst();
-      inserted = Number(res.numInsertedOrUpdatedRows ?? 0);
-    }
-    let updated = 0;
-    for (const t of unique) {
-      const before = existing.get(t.id);
-      if (before === undefined) continue;
-      const metrics = JSON.stringify(t.metrics);
-      if (metrics === before) continue;
-      await trx.updateTable('tweets').set({ data: JSON.stringify(t), metrics, fetched_at: fetchedAt }).where('id', '=', t.id).execute();
-      updated++;
-    }
-    if (inserted > 0 || updated > 0) {
+    const counts = await tweets.write(trx, page, fetchedAt);
+    if (counts.inserted > 0 || counts.updated > 0) {
       await trx
         .updateTable('crawl_targets')
-        .set({ tweets_ingested: sql`tweets_ingested + ${inserted}`, tweets_updated: sql`tweets_updated + ${updated}` })
+        .set({ tweets_ingested: sql`tweets_ingested + ${counts.inserted}`, tweets_updated: sql`tweets_updated + ${counts.updated}` })
         .where('id', '=', claim.id)
         .execute();
     }
-    return { inserted, updated };
+    return counts;
   });
+}
+
+const crawlStatements = new WeakMap<SQLite.Database, { hold: SQLite.Statement<[string, string]>; count: SQLite.Statement<[number, number, string]> }>();
+function sqliteCrawlStatements(sqlite: SQLite.Database) {
+  let st = crawlStatements.get(sqlite);
+  if (!st) {
+    st = {
+      hold: sqlite.prepare("update crawl_targets set attempts = attempts where id = ? and lease_owner = ? and status = 'running'"),
+      count: sqlite.prepare('update crawl_targets set tweets_ingested = tweets_ingested + ?, tweets_updated = tweets_updated + ? where id = ?'),
+    };
+    crawlStatements.set(sqlite, st);
+  }
+  return st;
 }
 
 export async function markTargetStarted(db: Kysely<Database>, claim: Claim, now: string): Promise<void> {

@@ -8,7 +8,7 @@ import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from './job-support.js';
 
 /** Exports read only the store: no data source needed. */
-export type ExportDeps = Omit<JobDeps, 'source'>;
+export type ExportDeps = Omit<JobDeps, 'source' | 'tweetStore'>;
 
 export const EXPORT_MAX_ATTEMPTS = 3;
 

@@ -2,7 +2,7 @@ import type { Deps } from '../http/context.js';
 import { LeaseLostError } from '../jobs/lease.js';
 
 /** What background jobs use of the program's dependencies (tools and benchmarks can build just this). */
-export type JobDeps = Pick<Deps, 'config' | 'store' | 'bulk' | 'source'>;
+export type JobDeps = Pick<Deps, 'config' | 'store' | 'bulk' | 'source' | 'tweetStore'>;
 
 export const leaseMs = (deps: Pick<Deps, 'config'>): number => Math.round(deps.config.jobs.leaseSeconds * 1000);
 

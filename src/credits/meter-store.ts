@@ -7,7 +7,6 @@ import { sql, type Kysely } from 'kysely';
 import { newId, nowIso } from '../domain/ids.js';
 import type { Database } from '../store/schema.js';
 import type { Store } from '../store/connect.js';
-import { GroupCommit } from '../store/group-commit.js';
 
 export interface AuthRecord {
   keyId: string;
@@ -65,9 +64,11 @@ export class SqliteMeterStore implements MeterStore {
   private readonly reserveOp: (accountId: string, amount: number) => ReserveResult;
   private readonly settleOp: (id: string, info: ChargeInfo) => { charged: number; balance: number } | undefined;
   private readonly releaseOp: (id: string) => boolean;
-  private readonly group: GroupCommit;
 
-  constructor(db: SQLite.Database) {
+  constructor(
+    db: SQLite.Database,
+    private readonly grouped: <T>(fn: () => T) => Promise<T>,
+  ) {
     this.findKeyStmt = db.prepare(
       `select k.id as keyId, k.account_id as accountId, k.revoked_at as revokedAt, a.plan_id as planId, a.balance as balance,
               a.rate_limit_per_minute as rateLimitPerMinute
@@ -88,29 +89,27 @@ export class SqliteMeterStore implements MeterStore {
       `insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
        values (?, 'charge', ?, ?, ?, ?, ?, null, ?)`,
     );
-    // Each op runs inside a group-commit transaction (BEGIN IMMEDIATE…COMMIT), synchronously, so
-    // nothing interleaves with its statements. An op that throws part-way must leave nothing behind:
-    // savepoints (nested transaction()) roll back just that op.
-    this.reserveOp = db.transaction((accountId: string, amount: number): ReserveResult => {
+    // Each op runs inside a group-commit transaction (BEGIN IMMEDIATE…COMMIT) in a savepoint of its
+    // own, synchronously, so nothing interleaves with its statements.
+    this.reserveOp = (accountId: string, amount: number): ReserveResult => {
       if (!hold.get(amount, accountId, amount)) return { ok: false, available: available.get(accountId)?.available ?? 0 };
       const id = newId('rsv');
       insertHold.run(id, accountId, amount, nowIso());
       return { ok: true, reservationId: id };
-    });
-    this.settleOp = db.transaction((id: string, info: ChargeInfo) => {
+    };
+    this.settleOp = (id: string, info: ChargeInfo) => {
       const h = takeHold.get(id);
       if (!h) return undefined;
       const acc = debit.get(h.amount, h.amount, h.account_id)!;
       ledger.run(h.account_id, -h.amount, acc.balance, info.requestId, info.keyId, info.endpoint, nowIso());
       return { charged: h.amount, balance: acc.balance };
-    });
-    this.releaseOp = db.transaction((id: string) => {
+    };
+    this.releaseOp = (id: string) => {
       const h = takeHold.get(id);
       if (!h) return false;
       unhold.run(h.amount, h.account_id);
       return true;
-    });
-    this.group = new GroupCommit(db);
+    };
   }
 
   async findKey(keyHash: string): Promise<AuthRecord | undefined> {
@@ -120,15 +119,15 @@ export class SqliteMeterStore implements MeterStore {
 
   async reserve(accountId: string, amount: number): Promise<ReserveResult> {
     checkAmount(amount);
-    return this.group.run(() => this.reserveOp(accountId, amount));
+    return this.grouped(() => this.reserveOp(accountId, amount));
   }
 
   async settle(reservationId: string, info: ChargeInfo) {
-    return this.group.run(() => this.settleOp(reservationId, info));
+    return this.grouped(() => this.settleOp(reservationId, info));
   }
 
   async release(reservationId: string): Promise<boolean> {
-    return this.group.run(() => this.releaseOp(reservationId));
+    return this.grouped(() => this.releaseOp(reservationId));
   }
 
   async balance(accountId: string): Promise<number | undefined> {
@@ -201,5 +200,5 @@ export class PostgresMeterStore implements MeterStore {
 }
 
 export function meterStoreFor(store: Store): MeterStore {
-  return store.sqlite ? new SqliteMeterStore(store.sqlite) : new PostgresMeterStore(store.db);
+  return store.sqlite && store.grouped ? new SqliteMeterStore(store.sqlite, store.grouped) : new PostgresMeterStore(store.db);
 }

@@ -48,54 +48,6 @@ export async function findProfiles(db: Kysely<Database>, ids: string[]): Promise
   return out;
 }
 
-/**
- * Stores tweets. New ones are inserted; stored ones are rewritten only when their metrics changed.
- * Returns how many were new and how many had their metrics updated (the crawl reports both).
- */
-export async function upsertTweets(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<{ inserted: number; updated: number }> {
-  let inserted = 0;
-  let updated = 0;
-  for (let i = 0; i < tweets.length; i += CHUNK) {
-    const part = tweets.slice(i, i + CHUNK);
-    if (part.length === 0) continue;
-    await db.transaction().execute(async (trx) => {
-      const existing = new Map(
-        (await trx.selectFrom('tweets').select(['id', 'metrics']).where('id', 'in', part.map((t) => t.id)).execute()).map((r) => [r.id, r.metrics]),
-      );
-      const fresh = new Map<string, Tweet>();
-      for (const t of part) if (!existing.has(t.id)) fresh.set(t.id, t);
-      if (fresh.size > 0) {
-        const res = await trx
-          .insertInto('tweets')
-          .values(
-            [...fresh.values()].map((t) => ({
-              id: t.id,
-              seq: tweetSeq(t.id),
-              author_id: t.authorId,
-              created_at: t.createdAt,
-              data: JSON.stringify(t),
-              metrics: JSON.stringify(t.metrics),
-              fetched_at: fetchedAt,
-            })),
-          )
-          // A concurrent writer may have stored it meanwhile: that copy is as good as ours.
-          .onConflict((oc) => oc.column('id').doNothing())
-          .executeTakeFirst();
-        inserted += Number(res.numInsertedOrUpdatedRows ?? 0);
-      }
-      for (const t of part) {
-        const before = existing.get(t.id);
-        if (before === undefined) continue;
-        const metrics = JSON.stringify(t.metrics);
-        if (metrics === before) continue;
-        await trx.updateTable('tweets').set({ data: JSON.stringify(t), metrics, fetched_at: fetchedAt }).where('id', '=', t.id).execute();
-        updated++;
-      }
-    });
-  }
-  return { inserted, updated };
-}
-
 export async function findTweet(db: Kysely<Database>, id: string): Promise<Stored<Tweet> | undefined> {
   const r = await db.selectFrom('tweets').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
   return r && { value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at };

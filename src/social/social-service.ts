@@ -16,9 +16,9 @@ import {
   upsertCommunity,
   upsertProfiles,
   upsertRetweets,
-  upsertTweets,
 } from './social-repo.js';
 import { toAppError } from './source-errors.js';
+import type { TweetStore } from './tweet-store.js';
 
 export interface Read<T> {
   value: T;
@@ -45,6 +45,7 @@ export class SocialService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly source: DataSource,
+    private readonly tweets: TweetStore,
     private readonly cache: Config['cache'],
     private readonly now: () => number = Date.now,
   ) {}
@@ -70,7 +71,7 @@ export class SocialService {
     const stored = await findTweet(this.db, id);
     if (stored && this.fresh(stored.fetchedAt, this.cache.tweetSeconds)) return { value: stored.value, cached: true };
     const tweet = await this.source.getTweet(id).catch((e) => toAppError(e, 'tweet'));
-    await upsertTweets(this.db, [tweet], this.stamp());
+    await this.tweets.write(this.db, [tweet], this.stamp());
     return { value: tweet, cached: false };
   }
 
@@ -109,7 +110,7 @@ export class SocialService {
     }
     const page = await this.source.getUserTweets(userId, { limit, ...(after ? { after } : {}) }).catch((e) => toAppError(e, 'user'));
     const stamp = this.stamp();
-    await upsertTweets(this.db, page.items, stamp);
+    await this.tweets.write(this.db, page.items, stamp);
     await putListCache(this.db, key, { ids: page.items.map((t) => t.id), ...(page.next ? { next: page.next } : {}) } satisfies CachedTimeline, stamp);
     return { items: page.items, next: page.next, cached: false };
   }

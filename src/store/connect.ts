@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { GroupCommit } from './group-commit.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -13,6 +14,11 @@ export interface Store {
   dialect: Dialect;
   /** The raw SQLite handle, for the few hot paths that run prepared statements synchronously. */
   sqlite?: SQLite.Database;
+  /**
+   * SQLite: runs `fn` (synchronous statements on `sqlite`) in the next group commit, as its own
+   * savepoint, resolving once that commit is durable. Concurrent writers share one commit.
+   */
+  grouped?: <T>(fn: () => T) => Promise<T>;
   /** Closes connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -47,7 +53,8 @@ export function openStore(opts: StoreOptions): Store {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() };
+  const group = new GroupCommit(sqlite);
+  return { db, dialect: 'sqlite', sqlite, grouped: (fn) => group.run(fn), close: () => db.destroy() };
 }
 
 // Kysely prepares every query anew; the SQL of one query shape is always the same text, so keep

@@ -10,12 +10,14 @@ export class GroupCommit {
   private readonly runAll: (jobs: Array<() => unknown>) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
 
   constructor(private readonly db: SQLite.Database) {
+    // Each job in a savepoint of its own: one that throws part-way leaves nothing behind.
+    const savepoint = db.transaction((job: () => unknown) => job());
     const tx = db.transaction((jobs: Array<() => unknown>) =>
       jobs.map((job) => {
         try {
-          return { ok: true as const, value: job() };
+          return { ok: true as const, value: savepoint(job) };
         } catch (error) {
-          // A failed statement is rolled back on its own; the other jobs' writes stand.
+          // Its savepoint is rolled back; the other jobs' writes stand.
           return { ok: false as const, error };
         }
       }),

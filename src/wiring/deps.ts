@@ -13,6 +13,7 @@ import { ViemWalletService } from '../connectors/wallet/wallet-service.js';
 import { buildSource } from '../sources/build-source.js';
 import { meterStoreFor } from '../credits/meter-store.js';
 import { SocialService } from '../social/social-service.js';
+import { tweetStoreFor } from '../social/tweet-store.js';
 
 export interface BuildOptions {
   /** Use this store instead of opening one from configuration (tests). */
@@ -27,6 +28,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const secret = await resolveSecret(store, config.secret);
   const w = config.wallet;
   const source = buildSource(config, store);
+  const tweetStore = tweetStoreFor(store);
   return {
     config,
     store,
@@ -38,7 +40,8 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     startedAt: new Date(),
     secret,
     source,
-    social: new SocialService(store.db, source, config.cache),
+    tweetStore,
+    social: new SocialService(store.db, source, tweetStore, config.cache),
     bulk: buildBulkServices(config),
     wallet: new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries }),
   };

@@ -3,6 +3,7 @@ import type { BulkServices } from '../bulk/wiring.js';
 import type { WalletService } from '../connectors/wallet/wallet-service.js';
 import type { SocialService } from '../social/social-service.js';
 import type { DataSource } from '../sources/types.js';
+import type { TweetStore } from '../social/tweet-store.js';
 
 export interface Services {
   startedAt: Date;
@@ -11,6 +12,8 @@ export interface Services {
   wallet: WalletService;
   source: DataSource;
   social: SocialService;
+  /** Where fetched tweets are written (API reads and the crawl). */
+  tweetStore: TweetStore;
   /** Bulk export: object store, clock and wake-ups of the background jobs. */
   bulk: BulkServices;
 }

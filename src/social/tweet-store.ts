@@ -1,0 +1,105 @@
+// Writes fetched tweets: new ones are inserted (ingested), stored ones rewritten only when their
+// metrics changed (updated). The crawl and the API reads both write through here. SQLite runs the
+// rows through prepared statements in the store's group commit; Postgres uses multi-row Kysely
+// statements with the executor it is given (which may be the caller's transaction).
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Tweet } from '../domain/models.js';
+import type { Store } from '../store/connect.js';
+import type { Database } from '../store/schema.js';
+import { tweetSeq } from './social-repo.js';
+
+export interface WriteCounts {
+  inserted: number;
+  updated: number;
+}
+
+export interface TweetStore {
+  /** Writes tweets (Postgres: with `db`, which may be a transaction the caller holds). */
+  write(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts>;
+}
+
+// created_at is kept as toISOString() text everywhere, so it sorts and compares the same on both stores.
+const row = (t: Tweet, fetchedAt: string) => ({
+  id: t.id,
+  seq: tweetSeq(t.id),
+  author_id: t.authorId,
+  created_at: new Date(t.createdAt).toISOString(),
+  data: JSON.stringify(t),
+  metrics: JSON.stringify(t.metrics),
+  fetched_at: fetchedAt,
+});
+
+export const unique = (tweets: Tweet[]) => [...new Map(tweets.map((t) => [t.id, t])).values()];
+
+export class SqliteTweetStore implements TweetStore {
+  /** The write as synchronous statements, for a caller that composes it into a grouped job of its own. */
+  readonly writeSync: (tweets: Tweet[], fetchedAt: string) => WriteCounts;
+
+  constructor(
+    sqlite: SQLite.Database,
+    private readonly grouped: <T>(fn: () => T) => Promise<T>,
+  ) {
+    const insert = sqlite.prepare(
+      `insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at) values (?, ?, ?, ?, ?, ?, ?)
+       on conflict (id) do nothing`,
+    );
+    const update = sqlite.prepare('update tweets set data = ?, metrics = ?, fetched_at = ? where id = ? and metrics <> ?');
+    this.writeSync = (tweets: Tweet[], fetchedAt: string) => {
+      let inserted = 0;
+      let updated = 0;
+      for (const t of tweets) {
+        const r = row(t, fetchedAt);
+        if (insert.run(r.id, r.seq, r.author_id, r.created_at, r.data, r.metrics, r.fetched_at).changes === 1) inserted++;
+        else if (update.run(r.data, r.metrics, r.fetched_at, r.id, r.metrics).changes === 1) updated++;
+      }
+      return { inserted, updated };
+    };
+  }
+
+  // Goes through the group commit: concurrent writers (other requests, crawl workers) share commits.
+  async write(_db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+    const rows = unique(tweets);
+    return this.grouped(() => this.writeSync(rows, fetchedAt));
+  }
+}
+
+// Parameter limits: 500 rows × 7 columns stays well inside Postgres's 65535.
+const CHUNK = 500;
+
+export class KyselyTweetStore implements TweetStore {
+  async write(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+    const all = unique(tweets);
+    let inserted = 0;
+    let updated = 0;
+    for (let i = 0; i < all.length; i += CHUNK) {
+      const part = all.slice(i, i + CHUNK);
+      const existing = new Map(
+        (await db.selectFrom('tweets').select(['id', 'metrics']).where('id', 'in', part.map((t) => t.id)).execute()).map((r) => [r.id, r.metrics]),
+      );
+      const fresh = part.filter((t) => !existing.has(t.id));
+      if (fresh.length > 0) {
+        const res = await db
+          .insertInto('tweets')
+          .values(fresh.map((t) => row(t, fetchedAt)))
+          // A concurrent writer may have stored it meanwhile: that copy is as good as ours.
+          .onConflict((oc) => oc.column('id').doNothing())
+          .executeTakeFirst();
+        inserted += Number(res.numInsertedOrUpdatedRows ?? 0);
+      }
+      for (const t of part) {
+        const before = existing.get(t.id);
+        if (before === undefined) continue;
+        const r = row(t, fetchedAt);
+        if (r.metrics === before) continue;
+        await db.updateTable('tweets').set({ data: r.data, metrics: r.metrics, fetched_at: fetchedAt }).where('id', '=', t.id).execute();
+        updated++;
+      }
+    }
+    return { inserted, updated };
+  }
+}
+
+export function tweetStoreFor(store: Store): TweetStore {
+  return store.sqlite && store.grouped ? new SqliteTweetStore(store.sqlite, store.grouped) : new KyselyTweetStore();
+}
