@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ledgerPage } from '../../credits/credits-repo.js';
 import type { App, Deps } from '../../http/context.js';
+import { keysetPage } from '../../http/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 
 export const LedgerEntry = Type.Object({
@@ -33,10 +34,13 @@ export function registerUsage(app: App, deps: Deps): void {
       const list = `usage:${accountId}`;
       const before = request.query.cursor ? deps.cursors.decode<{ id: number }>(list, request.query.cursor).id : undefined;
       const rows = await ledgerPage(deps.store.db, accountId, limit, before);
-      const page = rows.slice(0, limit);
-      const hasNextPage = rows.length > limit;
-      return {
-        items: page.map((r) => ({
+      return keysetPage(
+        request,
+        deps.cursors,
+        list,
+        rows,
+        limit,
+        (r) => ({
           id: String(r.id),
           kind: r.kind,
           amount: r.amount,
@@ -46,12 +50,9 @@ export function registerUsage(app: App, deps: Deps): void {
           endpoint: r.endpoint,
           note: r.note,
           createdAt: r.created_at,
-        })),
-        hasNextPage,
-        nextCursor: hasNextPage ? deps.cursors.encode(list, { id: page[page.length - 1]!.id }) : null,
-        requestId: request.id,
-        cached: false,
-      };
+        }),
+        (r) => ({ id: r.id }),
+      );
     },
   );
 }

@@ -1,5 +1,6 @@
 import { exportsPage, type ExportPosition } from '../../bulk/export-repo.js';
 import type { App, Deps } from '../../http/context.js';
+import { keysetPage } from '../../http/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { exportRecord, ExportRecord } from './schemas.js';
 
@@ -21,16 +22,7 @@ export function registerListExports(app: App, deps: Deps): void {
       const list = `exports:${accountId}`;
       const before = request.query.cursor ? deps.cursors.decode<ExportPosition>(list, request.query.cursor) : undefined;
       const rows = await exportsPage(deps.store.db, accountId, limit, before && { createdAt: String(before.createdAt), id: String(before.id) });
-      const page = rows.slice(0, limit);
-      const hasNextPage = rows.length > limit;
-      const last = page[page.length - 1];
-      return {
-        items: page.map(exportRecord),
-        hasNextPage,
-        nextCursor: hasNextPage && last ? deps.cursors.encode(list, { createdAt: last.created_at, id: last.id } satisfies ExportPosition) : null,
-        requestId: request.id,
-        cached: false,
-      };
+      return keysetPage(request, deps.cursors, list, rows, limit, exportRecord, (r) => ({ createdAt: r.created_at, id: r.id }) satisfies ExportPosition);
     },
   );
 }

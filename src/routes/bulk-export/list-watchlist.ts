@@ -1,5 +1,6 @@
 import { watchlistPage, type WatchlistPosition } from '../../bulk/watchlist-repo.js';
 import type { App, Deps } from '../../http/context.js';
+import { keysetPage } from '../../http/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { WatchlistEntry, watchlistEntry } from './schemas.js';
 
@@ -21,16 +22,7 @@ export function registerListWatchlist(app: App, deps: Deps): void {
       const list = `watchlist:${accountId}`;
       const before = request.query.cursor ? deps.cursors.decode<WatchlistPosition>(list, request.query.cursor) : undefined;
       const rows = await watchlistPage(deps.store.db, accountId, limit, before && { addedAt: String(before.addedAt), id: String(before.id) });
-      const page = rows.slice(0, limit);
-      const hasNextPage = rows.length > limit;
-      const last = page[page.length - 1];
-      return {
-        items: page.map(watchlistEntry),
-        hasNextPage,
-        nextCursor: hasNextPage && last ? deps.cursors.encode(list, { addedAt: last.added_at, id: last.social_user_id } satisfies WatchlistPosition) : null,
-        requestId: request.id,
-        cached: false,
-      };
+      return keysetPage(request, deps.cursors, list, rows, limit, watchlistEntry, (r) => ({ addedAt: r.added_at, id: r.social_user_id }) satisfies WatchlistPosition);
     },
   );
 }
