@@ -1,8 +1,8 @@
 // Watchlist batches and their items. An item's outcome, the watchlist change it implies and the
 // batch's counters are written in one transaction, conditioned on the worker still holding the
 // batch's lease, so a batch resumed after a crash never applies an item twice.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
+import { sql, type Kysely } from 'kysely';
+import { holdLease, type Claim, type LeaseSpec } from '../jobs/lease.js';
 import type { Database, WatchlistBatchesTable, WatchlistBatchItemsTable } from '../store/schema.js';
 import { addEntry, removeEntry } from './watchlist-repo.js';
 
@@ -54,17 +54,6 @@ export async function batchItems(db: Kysely<Database>, id: string): Promise<Item
   return db.selectFrom('watchlist_batch_items').selectAll().where('batch_id', '=', id).orderBy('position').execute();
 }
 
-/** Takes the batch row's write lock and proves the lease is still ours; throws LeaseLostError otherwise. */
-async function holdBatch(trx: Transaction<Database>, claim: Claim): Promise<void> {
-  const r = await trx
-    .updateTable('watchlist_batches')
-    .set({ attempts: sql`attempts` })
-    .where('id', '=', claim.id)
-    .where('lease_owner', '=', claim.owner)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1) throw new LeaseLostError(batchLease, claim.id);
-}
 
 export type Resolution =
   | { kind: 'add'; userId: string; username: string; limit: number }
@@ -74,7 +63,7 @@ export type Resolution =
 /** Applies one item: the watchlist change, the item's outcome and the batch's counters, atomically. */
 export async function applyItem(db: Kysely<Database>, claim: Claim, accountId: string, position: number, r: Resolution, now: string): Promise<ItemStatus> {
   return db.transaction().execute(async (trx) => {
-    await holdBatch(trx, claim);
+    await holdLease(trx, batchLease, claim);
     const item = await trx.selectFrom('watchlist_batch_items').select('status').where('batch_id', '=', claim.id).where('position', '=', position).executeTakeFirst();
     if (!item) throw new Error(`Batch ${claim.id} has no item ${position}.`);
     if (item.status !== 'pending') return item.status; // applied before a crash: nothing to do again
@@ -119,7 +108,7 @@ export async function completeBatch(db: Kysely<Database>, claim: Claim, now: str
 /** Gives up on a batch: its pending items fail with `error` and the batch is `failed`. */
 export async function failBatch(db: Kysely<Database>, claim: Claim, error: string, now: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await holdBatch(trx, claim);
+    await holdLease(trx, batchLease, claim);
     const pending = await trx
       .updateTable('watchlist_batch_items')
       .set({ status: 'failed', error })

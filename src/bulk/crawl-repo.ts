@@ -6,7 +6,7 @@
 // neither stored nor counted twice. A cycle's totals are the sums of its targets' rows.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Tweet } from '../domain/models.js';
-import { LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
+import { holdLease, LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
 import { SqliteTweetStore, unique, type TweetStore, type WriteCounts } from '../social/tweet-store.js';
 import type { Store } from '../store/connect.js';
 import type SQLite from 'better-sqlite3';
@@ -196,16 +196,6 @@ export async function accountState(db: Kysely<Database>, userId: string): Promis
   return db.selectFrom('crawl_accounts').selectAll().where('social_user_id', '=', userId).executeTakeFirst();
 }
 
-async function holdTarget(trx: Transaction<Database>, claim: Claim): Promise<void> {
-  const r = await trx
-    .updateTable('crawl_targets')
-    .set({ attempts: sql`attempts` })
-    .where('id', '=', claim.id)
-    .where('lease_owner', '=', claim.owner)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1) throw new LeaseLostError(targetLease, claim.id);
-}
 
 /**
  * Stores one page of an account's tweets and adds what changed to the target's counters, in one
@@ -231,7 +221,7 @@ export async function ingestPage(store: Store, tweets: TweetStore, claim: Claim,
     });
   }
   return store.db.transaction().execute(async (trx) => {
-    await holdTarget(trx, claim);
+    await holdLease(trx, targetLease, claim);
     const counts = await tweets.write(trx, page, fetchedAt);
     if (counts.inserted > 0 || counts.updated > 0) {
       await trx
@@ -269,7 +259,7 @@ export async function finishTarget(
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     try {
-      await holdTarget(trx, claim);
+      await holdLease(trx, targetLease, claim);
     } catch {
       return false;
     }

@@ -70,6 +70,17 @@ export async function renewLease(db: Kysely<Database>, spec: LeaseSpec, claim: C
   return affected(r) === 1;
 }
 
+/**
+ * Inside a transaction: takes the row's write lock and proves the lease is still this owner's, so
+ * the transaction's other writes land only while it is. Throws LeaseLostError otherwise.
+ */
+export async function holdLease(trx: Kysely<Database>, spec: LeaseSpec, claim: Claim): Promise<void> {
+  const r = await sql`
+    update ${sql.table(spec.table)} set attempts = attempts
+    where id = ${claim.id} and lease_owner = ${claim.owner} and status = ${spec.active}`.execute(trx);
+  if (affected(r) !== 1) throw new LeaseLostError(spec, claim.id);
+}
+
 /** Gives the row back untouched (a graceful stop): ready again at once, and the attempt not counted. */
 export async function releaseLease(db: Kysely<Database>, spec: LeaseSpec, claim: Claim): Promise<void> {
   await sql`
