@@ -1,10 +1,9 @@
 // In-process WalletService for tests of other parts (routes, credits, envelopes): fixed balances,
 // no network, and the same input validation and errors as ViemWalletService.
-import { formatUnits } from 'viem';
 import type { AppError } from '../../errors/app-error.js';
 import type { WalletChainConfig } from './chains.js';
 import { checkDefaultChain, normalizeAddress, resolveChain } from './validation.js';
-import type { WalletBalance, WalletService } from './wallet-service.js';
+import { walletBalance, type WalletBalance, type WalletService } from './wallet-service.js';
 
 export interface StaticWalletServiceOptions {
   /** Default: one chain { name: 'ethereum', chainId: 1, symbol: 'ETH', decimals: 18 } (no RPC is used). */
@@ -61,16 +60,7 @@ export class StaticWalletService implements WalletService {
     const config = resolveChain(this.chainConfigs, this.defaultChain, chain);
     if (this.failure !== undefined) throw this.failure;
     const wei = this.balances.get(key(config.name, checksummed)) ?? 0n;
-    return {
-      address: checksummed,
-      chain: config.name,
-      chainId: config.chainId,
-      balance: wei.toString(),
-      decimals: config.decimals,
-      symbol: config.symbol,
-      formatted: formatUnits(wei, config.decimals),
-      blockNumber: this.blockNumber,
-    };
+    return walletBalance(config, checksummed, wei, this.blockNumber);
   }
 }
 

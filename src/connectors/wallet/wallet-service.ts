@@ -38,6 +38,20 @@ export interface WalletBalance {
   blockNumber: number;
 }
 
+/** The answer for `wei` held by `address` on `config`'s chain at `blockNumber`. */
+export function walletBalance(config: WalletChainConfig, address: string, wei: bigint, blockNumber: number): WalletBalance {
+  return {
+    address,
+    chain: config.name,
+    chainId: config.chainId,
+    balance: wei.toString(),
+    decimals: config.decimals,
+    symbol: config.symbol,
+    formatted: formatUnits(wei, config.decimals),
+    blockNumber,
+  };
+}
+
 export interface WalletService {
   /**
    * Throws AppError: invalid_request (details.field 'address' or 'chain'), upstream_unavailable
@@ -137,16 +151,7 @@ export class ViemWalletService implements WalletService {
     if (block < 0n || block > BigInt(Number.MAX_SAFE_INTEGER)) {
       throw this.report(config, new AppError('upstream_error', `The chain RPC endpoint for "${config.name}" reported an implausible block number.`, { chain: config.name }), 'InvalidBlockNumber', 'block number out of range');
     }
-    return {
-      address,
-      chain: config.name,
-      chainId: config.chainId,
-      balance: wei.toString(),
-      decimals: config.decimals,
-      symbol: config.symbol,
-      formatted: formatUnits(wei, config.decimals),
-      blockNumber: Number(block),
-    };
+    return walletBalance(config, address, wei, Number(block));
   }
 
   private async ensureChainId(entry: ChainEntry): Promise<void> {
