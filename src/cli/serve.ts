@@ -1,6 +1,7 @@
 import { startBackground } from '../bulk/wiring.js';
 import type { Config } from '../config/config.js';
 import { buildApp } from '../http/app.js';
+import { startReservationSweeper } from '../credits/reservation-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 
 /** Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT. */
@@ -10,6 +11,8 @@ export async function serve(config: Config): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });
+    const sweeper = startReservationSweeper(deps, { onError: (err) => app.log.warn({ err }, 'reservation sweep failed') });
+    stops.push(async () => sweeper.stop());
   }
   if (config.roles.includes('worker') || config.roles.includes('scheduler')) {
     const background = await startBackground(deps, { log: app.log });

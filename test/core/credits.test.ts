@@ -82,6 +82,26 @@ for (const backend of backends()) {
       await assert.rejects(reserve(accountId, -5));
     });
 
+    test('the sweeper started with every API process releases old holds and leaves fresh ones', async () => {
+      const db = h.deps.store.db;
+      const { accountId } = await createAccount(db, { name: 'sw', planId: 'free' });
+      await grant(db, accountId, 30, 't');
+      const old = await h.deps.meter.reserve(accountId, 10);
+      const fresh = await h.deps.meter.reserve(accountId, 10);
+      assert.ok(old.ok && fresh.ok);
+      await db.updateTable('credit_reservations').set({ created_at: new Date(Date.now() - 3_600_000).toISOString() }).where('id', '=', old.reservationId).execute();
+      const { startReservationSweeper } = await import('../../src/credits/reservation-sweeper.js');
+      const sweeper = startReservationSweeper(h.deps, { everyMs: 20 });
+      try {
+        for (let i = 0; i < 50 && (await getBalance(db, accountId))!.reserved !== 10; i++) await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        sweeper.stop();
+      }
+      assert.deepEqual(await getBalance(db, accountId), { balance: 30, reserved: 10 });
+      assert.equal(await h.deps.meter.release(old.reservationId), false, 'already released');
+      assert.equal(await h.deps.meter.release(fresh.reservationId), true);
+    });
+
     test('holds left by a process that died are released by the sweep, once', async () => {
       const db = h.deps.store.db;
       const { accountId } = await createAccount(db, { name: 's', planId: 'free' });
