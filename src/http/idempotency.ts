@@ -29,11 +29,18 @@ export function idempotencyHook(deps: Deps) {
     const hash = createHash('sha256').update(`${request.routeOptions.url}\0${stable(request.body)}`).digest('hex');
     const db = deps.store.db;
     const accountId = request.auth.accountId;
+    // Expired records go; so does a claim whose request died with its process (no answer after 15 min).
+    const now = Date.now();
     await db
       .deleteFrom('idempotency_keys')
       .where('account_id', '=', accountId)
       .where('key', '=', key)
-      .where('created_at', '<', new Date(Date.now() - ttlMs).toISOString())
+      .where((eb) =>
+        eb.or([
+          eb('created_at', '<', new Date(now - ttlMs).toISOString()),
+          eb.and([eb('status_code', 'is', null), eb('created_at', '<', new Date(now - 15 * 60_000).toISOString())]),
+        ]),
+      )
       .execute();
     const claimed = await db
       .insertInto('idempotency_keys')

@@ -64,6 +64,17 @@ for (const backend of backends()) {
       assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 997);
     });
 
+    test('a claim abandoned by a dead process frees its key after 15 minutes', async () => {
+      const a = await h.account({ credits: 100 });
+      const old = new Date(Date.now() - 16 * 60_000).toISOString();
+      await h.deps.store.db.insertInto('idempotency_keys').values({ account_id: a.accountId, key: 'orphan', request_hash: 'x', status_code: null, response_body: null, created_at: old }).execute();
+      const res = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey, 'idempotency-key': 'orphan' }, payload: {} });
+      assert.equal(res.statusCode, 201, res.body);
+      await h.deps.store.db.insertInto('idempotency_keys').values({ account_id: a.accountId, key: 'busy', request_hash: 'x', status_code: null, response_body: null, created_at: new Date().toISOString() }).execute();
+      const busy = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey, 'idempotency-key': 'busy' }, payload: {} });
+      assert.equal(busy.statusCode, 409);
+    });
+
     test('a malformed Idempotency-Key is 400', async () => {
       const a = await h.account();
       const res = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey, 'idempotency-key': 'x'.repeat(300) }, payload: {} });
