@@ -17,6 +17,8 @@ export interface Store {
   /**
    * SQLite: runs `fn` (synchronous statements on `sqlite`) in the next group commit, as its own
    * savepoint, resolving once that commit is durable. Concurrent writers share one commit.
+   * The commit waits while a Kysely transaction is open on the connection, so never await a grouped
+   * write from inside a Kysely transaction of the same store: it would wait for itself.
    */
   grouped?: <T>(fn: () => T) => Promise<T>;
   /** Closes connections; the store is unusable afterwards. */
