@@ -12,27 +12,15 @@ import { SourceError, type DataSource, type TimelineQuery } from '../../src/sour
 import { CrawlStatusEnvelope } from '../../src/routes/bulk-export/schemas.js';
 import { backends } from '../helpers/backends.js';
 import { json, type TestAccount } from '../helpers/harness.js';
+import type { CrawlStatusView } from '../../src/bulk/crawl-status.js';
 import { BASE, bulkHarness, call, HOUR, T0, type BulkHarness } from './helpers.js';
 
 const DAY = 24 * HOUR;
 
+// The wire shape: the crawl-status envelope around the view the service computes.
 interface Status {
   success: true;
-  data: {
-    currentCycle: null | { id: string; status: string; startedAt: string; accountsTargeted: number; accountsCompleted: number; accountsFailed: number; tweetsIngested: number; percentComplete: number };
-    lastCompletedCycle: null | {
-      id: string;
-      startedAt: string;
-      completedAt: string;
-      durationMinutes: number;
-      accountsTargeted: number;
-      accountsCompleted: number;
-      accountsFailed: number;
-      tweetsIngested: number;
-      tweetsUpdated: number;
-    };
-    schedule: { intervalHours: number; nextExpectedAt: string };
-  };
+  data: CrawlStatusView;
 }
 
 /** The demo source, with timelines of chosen accounts failing as if the upstream were down. */
