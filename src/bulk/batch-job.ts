@@ -1,8 +1,8 @@
 // The watchlist-batch job: resolves each pending item through the data source (usernames to ids,
 // ids checked to exist) and applies it. Items are resolved a few at a time but applied in order, so
 // when the plan's limit is reached it is always the later items that get limit_exceeded.
-import { claimById, claimNext, releaseLease, withHeartbeat, type Claim } from '../jobs/lease.js';
-import type { ClaimedJob, JobKind } from '../jobs/runner.js';
+import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
+import type { JobKind } from '../jobs/runner.js';
 import type { SocialProfile } from '../domain/models.js';
 import { upsertProfiles } from '../social/social-repo.js';
 import { SourceError } from '../sources/types.js';
@@ -94,20 +94,10 @@ export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSig
 }
 
 export function batchJobKind(deps: JobDeps): JobKind {
-  return {
-    name: 'watchlist_batch',
-    concurrency: 2,
-    async claim(owner): Promise<ClaimedJob | undefined> {
-      const c = await claimNext(deps.store.db, batchLease, owner, leaseMs(deps));
-      return c && { id: c.id, perform: (signal) => performBatch(deps, c, signal) };
-    },
-  };
+  return leasedJobKind(deps.store.db, batchLease, { name: 'watchlist_batch', concurrency: 2, leaseMs: leaseMs(deps), perform: (c, signal) => performBatch(deps, c, signal) });
 }
 
-/** Tests and tools: runs one batch now in this process, if it is claimable. */
+/** Tests and tools: runs one now in this process, if it is claimable. */
 export async function runBatchNow(deps: JobDeps, id: string, owner = 'inline'): Promise<boolean> {
-  const c = await claimById(deps.store.db, batchLease, id, owner, leaseMs(deps));
-  if (!c) return false;
-  await performBatch(deps, c, new AbortController().signal);
-  return true;
+  return runLeasedNow(deps.store.db, batchLease, id, owner, leaseMs(deps), (c, signal) => performBatch(deps, c, signal));
 }

@@ -6,8 +6,8 @@
 //   - last seen tweet older than that (the service was down): everything since it (sinceId),
 //     bounded by backfillDays.
 import type { Tweet } from '../domain/models.js';
-import { claimById, claimNext, releaseLease, withHeartbeat, type Claim } from '../jobs/lease.js';
-import type { ClaimedJob, JobKind } from '../jobs/runner.js';
+import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
+import type { JobKind } from '../jobs/runner.js';
 import { tweetSeq, upsertProfiles } from '../social/social-repo.js';
 import { SourceError, type TimelineQuery } from '../sources/types.js';
 import { accountState, finishTarget, findTarget, ingestPage, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
@@ -87,20 +87,10 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
 }
 
 export function crawlJobKind(deps: JobDeps): JobKind {
-  return {
-    name: 'crawl_target',
-    concurrency: deps.config.crawl.concurrency,
-    async claim(owner): Promise<ClaimedJob | undefined> {
-      const c = await claimNext(deps.store.db, targetLease, owner, leaseMs(deps));
-      return c && { id: c.id, perform: (signal) => performCrawlTarget(deps, c, signal) };
-    },
-  };
+  return leasedJobKind(deps.store.db, targetLease, { name: 'crawl_target', concurrency: deps.config.crawl.concurrency, leaseMs: leaseMs(deps), perform: (c, signal) => performCrawlTarget(deps, c, signal) });
 }
 
-/** Tests and tools: crawls one target now in this process, if it is claimable. */
+/** Tests and tools: runs one now in this process, if it is claimable. */
 export async function runCrawlTargetNow(deps: JobDeps, id: string, owner = 'inline'): Promise<boolean> {
-  const c = await claimById(deps.store.db, targetLease, id, owner, leaseMs(deps));
-  if (!c) return false;
-  await performCrawlTarget(deps, c, new AbortController().signal);
-  return true;
+  return runLeasedNow(deps.store.db, targetLease, id, owner, leaseMs(deps), (c, signal) => performCrawlTarget(deps, c, signal));
 }

@@ -1,8 +1,8 @@
 // The export job: queued → running → completed | failed. A crash mid-write leaves the export
 // `running` with a lease nobody renews; when it expires another worker claims it and writes the
 // file again from the start (the put is atomic: nothing partial is ever visible at the key).
-import { claimById, claimNext, releaseLease, withHeartbeat, type Claim } from '../jobs/lease.js';
-import type { ClaimedJob, JobKind } from '../jobs/runner.js';
+import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
+import type { JobKind } from '../jobs/runner.js';
 import { completeExport, exportLease, failExport, findExport, markExportStarted, requeueExport } from './export-repo.js';
 import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from './job-support.js';
@@ -50,20 +50,10 @@ export async function performExport(deps: ExportDeps, claim: Claim, parent: Abor
 }
 
 export function exportJobKind(deps: ExportDeps): JobKind {
-  return {
-    name: 'export',
-    concurrency: 1,
-    async claim(owner): Promise<ClaimedJob | undefined> {
-      const c = await claimNext(deps.store.db, exportLease, owner, leaseMs(deps));
-      return c && { id: c.id, perform: (signal) => performExport(deps, c, signal) };
-    },
-  };
+  return leasedJobKind(deps.store.db, exportLease, { name: 'export', concurrency: 1, leaseMs: leaseMs(deps), perform: (c, signal) => performExport(deps, c, signal) });
 }
 
-/** Tests and tools: writes one export now in this process, if it is claimable. */
+/** Tests and tools: runs one now in this process, if it is claimable. */
 export async function runExportNow(deps: ExportDeps, id: string, owner = 'inline'): Promise<boolean> {
-  const c = await claimById(deps.store.db, exportLease, id, owner, leaseMs(deps));
-  if (!c) return false;
-  await performExport(deps, c, new AbortController().signal);
-  return true;
+  return runLeasedNow(deps.store.db, exportLease, id, owner, leaseMs(deps), (c, signal) => performExport(deps, c, signal));
 }

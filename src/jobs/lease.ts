@@ -121,3 +121,25 @@ export async function withHeartbeat<T>(
     await renewing;
   }
 }
+
+type Perform = (claim: Claim, signal: AbortSignal) => Promise<void>;
+
+/** A job kind whose rows are claimed through `spec`'s lease, for the runner. */
+export function leasedJobKind(db: Kysely<Database>, spec: LeaseSpec, o: { name: string; concurrency: number; leaseMs: number; perform: Perform }) {
+  return {
+    name: o.name,
+    concurrency: o.concurrency,
+    async claim(owner: string) {
+      const c = await claimNext(db, spec, owner, o.leaseMs);
+      return c && { id: c.id, perform: (signal: AbortSignal) => o.perform(c, signal) };
+    },
+  };
+}
+
+/** Tests and tools: claims one row by id and performs it now in this process; false if not claimable. */
+export async function runLeasedNow(db: Kysely<Database>, spec: LeaseSpec, id: string, owner: string, leaseMs: number, perform: Perform): Promise<boolean> {
+  const c = await claimById(db, spec, id, owner, leaseMs);
+  if (!c) return false;
+  await perform(c, new AbortController().signal);
+  return true;
+}
