@@ -7,6 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { newId, nowIso } from '../domain/ids.js';
 import type { Database } from '../store/schema.js';
 import type { Store } from '../store/connect.js';
+import { AppError } from '../errors/app-error.js';
 
 export interface AuthRecord {
   keyId: string;
@@ -26,10 +27,14 @@ export interface ChargeInfo {
 }
 
 export interface MeterStore {
-  findKey(keyHash: string): Promise<AuthRecord | undefined>;
-  /** Holds `amount` credits if the available balance (balance - reserved) covers it. */
-  reserve(accountId: string, amount: number): Promise<ReserveResult>;
-  /** Turns a hold into a charge with its ledger entry; undefined if the hold is gone (settled or released). */
+  /** Synchronous where the store allows it (SQLite), so a request need not wait a turn. */
+  findKey(keyHash: string): AuthRecord | undefined | Promise<AuthRecord | undefined>;
+  /** Holds `amount` credits if the available balance covers it (synchronous on SQLite). */
+  reserve(accountId: string, amount: number): ReserveResult | Promise<ReserveResult>;
+  /**
+   * Turns a hold into a charge with its ledger entry; undefined if the hold is gone (settled or
+   * released). Rejects with insufficient_credits if another process spent the credits meanwhile.
+   */
   settle(reservationId: string, info: ChargeInfo): Promise<{ charged: number; balance: number } | undefined>;
   /** Frees a hold without charging; false if it was already settled or released. */
   release(reservationId: string): Promise<boolean>;
@@ -58,12 +63,33 @@ const toAuth = (r: KeyRow): AuthRecord => ({
   revoked: r.revokedAt !== null,
 });
 
+type ChargeOutcome = { charged: number; balance: number } | { insufficient: number } | 'gone';
+
+interface PendingCharge {
+  reservationId: string;
+  accountId: string;
+  amount: number;
+  info: ChargeInfo;
+  done: (o: ChargeOutcome) => void;
+  fail: (err: unknown) => void;
+}
+
+// SQLite: the hold lives in this process (a store on one host, one writer at a time), and the charge
+// is the conditional debit itself. A hold checks the balance (read once per event-loop turn) minus
+// this process's other holds, so work is never started for credits that are not there; the debit at
+// settle re-checks inside the write transaction, so a second process spending the same credits
+// meanwhile gets 402, never a negative balance. A process that dies leaves no hold behind.
 export class SqliteMeterStore implements MeterStore {
   private readonly findKeyStmt: SQLite.Statement<[string], KeyRow>;
-  private readonly balanceStmt: SQLite.Statement<[string], { balance: number }>;
-  private readonly reserveOp: (accountId: string, amount: number) => ReserveResult;
-  private readonly settleOp: (id: string, info: ChargeInfo) => { charged: number; balance: number } | undefined;
-  private readonly releaseOp: (id: string) => boolean;
+  private readonly balanceStmt: SQLite.Statement<[string], { balance: number; available: number }>;
+  private readonly chargeAll: (batch: PendingCharge[]) => ChargeOutcome[];
+  private batch: PendingCharge[] | undefined;
+  private readonly releaseStoredOp: (id: string) => boolean;
+  private readonly holds = new Map<string, { accountId: string; amount: number }>();
+  private readonly held = new Map<string, number>();
+  // Balances read in this event-loop turn: requests arriving together share one read.
+  private readonly seen = new Map<string, number>();
+  private clearScheduled = false;
 
   constructor(
     db: SQLite.Database,
@@ -74,60 +100,127 @@ export class SqliteMeterStore implements MeterStore {
               a.rate_limit_per_minute as rateLimitPerMinute
          from api_keys k join accounts a on a.id = k.account_id where k.key_hash = ?`,
     );
-    this.balanceStmt = db.prepare('select balance from accounts where id = ?');
-    const hold = db.prepare<[number, string, number], { balance: number }>(
-      'update accounts set reserved = reserved + ? where id = ? and balance - reserved >= ? returning balance',
-    );
-    const available = db.prepare<[string], { available: number }>('select balance - reserved as available from accounts where id = ?');
-    const insertHold = db.prepare('insert into credit_reservations (id, account_id, amount, created_at) values (?, ?, ?, ?)');
+    this.balanceStmt = db.prepare('select balance, balance - reserved as available from accounts where id = ?');
+    const read = this.balanceStmt;
     const takeHold = db.prepare<[string], { account_id: string; amount: number }>('delete from credit_reservations where id = ? returning account_id, amount');
-    const debit = db.prepare<[number, number, string], { balance: number }>(
-      'update accounts set balance = balance - ?, reserved = reserved - ? where id = ? returning balance',
-    );
     const unhold = db.prepare('update accounts set reserved = reserved - ? where id = ?');
+    this.releaseStoredOp = (id) => {
+      const h = takeHold.get(id);
+      if (!h) return false;
+      unhold.run(h.amount, h.account_id);
+      this.seen.delete(h.account_id);
+      return true;
+    };
+    const debit = db.prepare('update accounts set balance = balance - ? where id = ?');
     const ledger = db.prepare(
       `insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
        values (?, 'charge', ?, ?, ?, ?, ?, null, ?)`,
     );
-    // Each op runs inside a group-commit transaction (BEGIN IMMEDIATE…COMMIT) in a savepoint of its
-    // own, synchronously, so nothing interleaves with its statements.
-    this.reserveOp = (accountId: string, amount: number): ReserveResult => {
-      if (!hold.get(amount, accountId, amount)) return { ok: false, available: available.get(accountId)?.available ?? 0 };
-      const id = newId('rsv');
-      insertHold.run(id, accountId, amount, nowIso());
-      return { ok: true, reservationId: id };
-    };
-    this.settleOp = (id: string, info: ChargeInfo) => {
-      const h = takeHold.get(id);
-      if (!h) return undefined;
-      const acc = debit.get(h.amount, h.amount, h.account_id)!;
-      ledger.run(h.account_id, -h.amount, acc.balance, info.requestId, info.keyId, info.endpoint, nowIso());
-      return { charged: h.amount, balance: acc.balance };
-    };
-    this.releaseOp = (id: string) => {
-      const h = takeHold.get(id);
-      if (!h) return false;
-      unhold.run(h.amount, h.account_id);
-      return true;
+    // The charges settled in one event-loop turn, as one job of the group commit (one savepoint):
+    // inside the write transaction each account's balance is read once, the charges are checked
+    // against it in order, and the account is debited once for all that passed, each with its own
+    // ledger entry and balance after. Nothing else can write between the read and the debit.
+    this.chargeAll = (batch) => {
+      if (this.batch === batch) this.batch = undefined;
+      const accounts = new Map<string, { balance: number; available: number; total: number }>();
+      const at = nowIso();
+      const results = batch.map((c): ChargeOutcome => {
+        if (!this.drop(c.reservationId)) return 'gone';
+        let acc = accounts.get(c.accountId);
+        if (!acc) {
+          const row = read.get(c.accountId);
+          accounts.set(c.accountId, (acc = { balance: row?.balance ?? 0, available: row?.available ?? 0, total: 0 }));
+        }
+        if (acc.available < c.amount) return { insufficient: acc.available };
+        acc.available -= c.amount;
+        acc.balance -= c.amount;
+        acc.total += c.amount;
+        ledger.run(c.accountId, -c.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint, at);
+        return { charged: c.amount, balance: acc.balance };
+      });
+      for (const [accountId, acc] of accounts) {
+        this.seen.delete(accountId);
+        if (acc.total > 0) debit.run(acc.total, accountId);
+      }
+      return results;
     };
   }
 
-  async findKey(keyHash: string): Promise<AuthRecord | undefined> {
+  findKey(keyHash: string): AuthRecord | undefined {
     const r = this.findKeyStmt.get(keyHash);
     return r && toAuth(r);
   }
 
-  async reserve(accountId: string, amount: number): Promise<ReserveResult> {
-    checkAmount(amount);
-    return this.grouped(() => this.reserveOp(accountId, amount));
+  private remember(accountId: string, balance: number): void {
+    this.seen.set(accountId, balance);
+    if (!this.clearScheduled) {
+      this.clearScheduled = true;
+      setImmediate(() => {
+        this.clearScheduled = false;
+        this.seen.clear();
+      });
+    }
   }
 
-  async settle(reservationId: string, info: ChargeInfo) {
-    return this.grouped(() => this.settleOp(reservationId, info));
+  reserve(accountId: string, amount: number): ReserveResult {
+    checkAmount(amount);
+    let balance = this.seen.get(accountId);
+    if (balance === undefined) {
+      const row = this.balanceStmt.get(accountId);
+      // Holds kept in the database by an older version count against the balance too.
+      balance = row ? row.available : 0;
+      if (row) this.remember(accountId, balance);
+    }
+    const available = balance - (this.held.get(accountId) ?? 0);
+    if (available < amount) return { ok: false, available: Math.max(0, available) };
+    const id = newId('rsv');
+    this.holds.set(id, { accountId, amount });
+    this.held.set(accountId, (this.held.get(accountId) ?? 0) + amount);
+    return { ok: true, reservationId: id };
+  }
+
+  private drop(id: string): { accountId: string; amount: number } | undefined {
+    const h = this.holds.get(id);
+    if (!h) return undefined;
+    this.holds.delete(id);
+    const left = (this.held.get(h.accountId) ?? 0) - h.amount;
+    if (left > 0) this.held.set(h.accountId, left);
+    else this.held.delete(h.accountId);
+    return h;
+  }
+
+  settle(reservationId: string, info: ChargeInfo): Promise<{ charged: number; balance: number } | undefined> {
+    const h = this.holds.get(reservationId);
+    if (!h) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      let batch = this.batch;
+      if (!batch) {
+        const b: PendingCharge[] = (batch = this.batch = []);
+        this.grouped(() => this.chargeAll(b)).then(
+          (outcomes) => outcomes.forEach((o, i) => b[i]!.done(o)),
+          (err) => b.forEach((c) => c.fail(err)),
+        );
+      }
+      batch.push({
+        reservationId,
+        accountId: h.accountId,
+        amount: h.amount,
+        info,
+        done: (o) => {
+          if (o === 'gone') resolve(undefined);
+          else if ('insufficient' in o) {
+            reject(new AppError('insufficient_credits', `This call costs ${h.amount} credits and your available balance is ${o.insufficient}.`, { required: h.amount, balance: o.insufficient }));
+          } else resolve(o);
+        },
+        fail: reject,
+      });
+    });
   }
 
   async release(reservationId: string): Promise<boolean> {
-    return this.grouped(() => this.releaseOp(reservationId));
+    if (this.drop(reservationId)) return true;
+    // A hold stored by an earlier version (before holds moved into the process), found by the sweeper.
+    return this.grouped(() => this.releaseStoredOp(reservationId));
   }
 
   async balance(accountId: string): Promise<number | undefined> {

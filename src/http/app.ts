@@ -1,5 +1,6 @@
 // Builds the Fastify app from already-built dependencies: plugins, hooks, error envelope and routes.
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -8,10 +9,11 @@ import { registerRoutes } from '../routes/index.js';
 import { authHook } from './auth.js';
 import type { App, Deps } from './context.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
-import { idempotencyCleanupHook, idempotencyHook, idempotencySaveHook } from './idempotency.js';
-import { releaseLeftoverHook, reserveHook, settleHook } from './metering.js';
+import { lazyChildLogger } from './lazy-logger.js';
+import { metered } from './metering.js';
+import { requestObserver } from './metrics.js';
 import { ErrorEnvelope } from './schemas.js';
-import { responseValidationHook } from './response-validation.js';
+import { responseChecker, responseValidationHook } from './response-validation.js';
 import { validatorCompiler } from './validators.js';
 
 export interface AppOptions {
@@ -31,6 +33,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       },
     },
     disableRequestLogging: true,
+    childLoggerFactory: lazyChildLogger,
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
@@ -38,20 +41,51 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Set per request by our hooks; declared up front so every request object has the same shape.
+  app.decorateRequest('auth', undefined);
+  app.decorateRequest('metering', undefined);
+  app.decorateRequest('routeUrl', undefined);
+
   // Only JSON bodies: text/plain and friends get 415 in the error envelope.
   app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler());
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  // Every route: its cost from configuration by operationId, and the error envelope in its responses.
+  // Every route: its cost from configuration by operationId, the error envelope in its responses,
+  // and, unless public, the key check before it and the metering around its handler. Hooks are
+  // added per route (not globally) so that each knows its own cost without looking it up per request.
+  const keyCheck = authHook(deps, deps.keys);
+  const requestIdOnly = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header('x-request-id', request.id);
+    done();
+  };
+  const checkResponses = opts.validateResponses ? responseChecker() : undefined;
   app.addHook('onRoute', (route) => {
     const op = (route.schema as { operationId?: string } | undefined)?.operationId;
-    const isDocs = route.url.startsWith('/docs');
-    route.config = { ...(route.config ?? {}), cost: op ? (deps.config.costs[op] ?? 0) : 0, ...(isDocs ? { public: true } : {}) };
+    const isPublic = route.url.startsWith('/docs') || route.config?.public === true;
+    const cost = op ? (deps.config.costs[op] ?? 0) : 0;
+    route.config = { ...(route.config ?? {}), cost, ...(isPublic ? { public: true } : {}) };
     if (route.schema && op) {
       const response = (route.schema.response ?? {}) as Record<string, unknown>;
       route.schema.response = { ...response, '4xx': ErrorEnvelope, '5xx': ErrorEnvelope };
+    }
+    const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+    const first = isPublic ? requestIdOnly : keyCheck;
+    const url = route.url;
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      request.routeUrl = url;
+      first(request, reply, done);
+    };
+    route.onRequest = [hook, ...own] as typeof route.onRequest;
+    if (!isPublic) {
+      const responses = route.schema?.response as Record<string, TSchema> | undefined;
+      route.handler = metered(deps, route.handler, {
+        cost,
+        endpoint: op ?? route.url,
+        route: route.url,
+        validate: checkResponses && responses ? (code, payload) => checkResponses(route.url, responses, code, payload) : undefined,
+      });
     }
   });
 
@@ -69,41 +103,15 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, logLevel: 'warn' });
 
-  // One hook per stage (each extra hook costs a promise per request); the stages, in order:
-  // request id → key → rate limit | idempotency → credit hold | settle or release → idempotency record.
-  const auth = authHook(deps);
-  const idempotency = idempotencyHook(deps);
-  const reserve = reserveHook(deps);
-  const settle = settleHook(deps);
-  const saveIdempotent = idempotencySaveHook(deps);
-  const releaseLeftover = releaseLeftoverHook(deps);
-  const cleanupIdempotent = idempotencyCleanupHook(deps);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    await auth(request, reply);
-  });
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.auth) return;
-    if (request.method === 'POST') {
-      // A replay has been sent: nothing more to do (and nothing to hold).
-      if ((await idempotency(request, reply)) !== undefined) return reply;
-    }
-    await reserve(request);
-  });
+  // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!request.auth) return payload;
-    const p = await settle(request, reply, payload);
-    return request.metering?.idempotencyKey ? saveIdempotent(request, reply, p) : p;
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.metering?.reservationId) await releaseLeftover(request);
-    if (request.metering?.idempotencyKey) await cleanupIdempotent(request);
-    const route = request.routeOptions.url ?? 'unknown';
-    deps.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    deps.metrics.duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  const observe = requestObserver(deps.metrics);
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeUrl ?? 'unknown';
+    observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) request.log.warn({ status: reply.statusCode, route }, 'request failed');
     else request.log.debug({ status: reply.statusCode, route, ms: reply.elapsedTime }, 'request completed');
+    done();
   });
 
   registerRoutes(app, deps);

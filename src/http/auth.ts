@@ -1,29 +1,76 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedKey } from '../accounts/api-keys.js';
+import type { AuthRecord, MeterStore } from '../credits/meter-store.js';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from './context.js';
+import type { RateDecision } from './rate-limit.js';
 
-/** onRequest: resolves X-API-Key to its account, then applies the key's rate limit. */
-export function authHook(deps: Deps) {
-  const plans = new Map(deps.config.plans.map((p) => [p.id, p]));
-  return async (request: FastifyRequest, reply: import('fastify').FastifyReply): Promise<void> => {
-    if (request.routeOptions.config.public || request.is404) return;
-    const raw = request.headers['x-api-key'];
-    const key = Array.isArray(raw) ? raw[0] : raw;
-    if (!key) throw new AppError('missing_api_key', 'Send your API key in the X-API-Key header.');
-    const rec = isWellFormedKey(key) ? await deps.meter.findKey(hashApiKey(key)) : undefined;
+type Lookup = AuthRecord | undefined | Promise<AuthRecord | undefined>;
+
+/**
+ * Resolves API keys to their records. Requests that arrive in the same event-loop turn share one
+ * lookup per key (under load, dozens of requests a turn carry the same key); the next turn reads
+ * again, so a revocation or plan change committed before a request arrived is always seen.
+ */
+export class KeyResolver {
+  private memo = new Map<string, Lookup>();
+  private clearScheduled = false;
+
+  constructor(private readonly meter: Pick<MeterStore, 'findKey'>) {}
+
+  resolve(key: string): Lookup {
+    const known = this.memo.get(key);
+    if (known !== undefined || this.memo.has(key)) return known;
+    const found = isWellFormedKey(key) ? this.meter.findKey(hashApiKey(key)) : undefined;
+    this.memo.set(key, found);
+    if (!this.clearScheduled) {
+      this.clearScheduled = true;
+      setImmediate(() => this.forget());
+    }
+    return found;
+  }
+
+  /** Called when this process changes a key, so even a request in the same turn sees it. */
+  forget(): void {
+    this.clearScheduled = false;
+    this.memo.clear();
+  }
+}
+
+/** onRequest of every keyed route (callback style: no promise on the synchronous SQLite path). */
+export function authHook(deps: Deps, keys: KeyResolver) {
+  const plans = new Map(deps.config.plans.map((p) => [p.id, p.rateLimitPerMinute]));
+
+  const limit = (request: FastifyRequest, reply: FastifyReply, rec: AuthRecord | undefined): void | Promise<void> => {
     if (!rec || rec.revoked) throw new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
-    const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId)?.rateLimitPerMinute ?? 600;
+    const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId) ?? 600;
     request.auth = { keyId: rec.keyId, accountId: rec.accountId, planId: rec.planId, balance: rec.balance, rateLimitPerMinute: perMinute };
+    const d = deps.rateLimiter.take(rec.keyId, perMinute);
+    if (d instanceof Promise) return d.then((x) => applyLimit(reply, perMinute, x));
+    applyLimit(reply, perMinute, d);
+  };
 
-    const d = await deps.rateLimiter.take(rec.keyId, perMinute);
-    reply.header('ratelimit-limit', d.limit);
-    reply.header('ratelimit-remaining', d.remaining);
-    reply.header('ratelimit-reset', d.resetSeconds);
-    if (!d.allowed) {
-      throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute reached; retry in ${d.retryAfterSeconds} s.`, { retryAfterSeconds: d.retryAfterSeconds }, {
-        'retry-after': String(d.retryAfterSeconds),
-      });
+  return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    try {
+      reply.header('x-request-id', request.id);
+      const raw = request.headers['x-api-key'];
+      const key = Array.isArray(raw) ? raw[0] : raw;
+      if (!key) throw new AppError('missing_api_key', 'Send your API key in the X-API-Key header.');
+      const found = keys.resolve(key);
+      const next = found instanceof Promise ? found.then((rec) => limit(request, reply, rec)) : limit(request, reply, found);
+      if (next instanceof Promise) next.then(() => done(), done);
+      else done();
+    } catch (err) {
+      done(err as Error);
     }
   };
+}
+
+function applyLimit(reply: FastifyReply, perMinute: number, d: RateDecision): void {
+  reply.headers({ 'ratelimit-limit': d.limit, 'ratelimit-remaining': d.remaining, 'ratelimit-reset': d.resetSeconds });
+  if (!d.allowed) {
+    throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute reached; retry in ${d.retryAfterSeconds} s.`, { retryAfterSeconds: d.retryAfterSeconds }, {
+      'retry-after': String(d.retryAfterSeconds),
+    });
+  }
 }

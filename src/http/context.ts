@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import type { Store } from '../store/connect.js';
 import type { MeterStore } from '../credits/meter-store.js';
 import type { CursorCodec } from './cursor.js';
+import type { KeyResolver } from './auth.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Metrics } from './metrics.js';
 import type { Services } from '../wiring/services.js';
@@ -13,6 +14,7 @@ export interface Deps extends Services {
   config: Config;
   store: Store;
   meter: MeterStore;
+  keys: KeyResolver;
   cursors: CursorCodec;
   rateLimiter: RateLimiter;
   metrics: Metrics;
@@ -39,6 +41,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthContext;
     metering?: MeteringState;
+    /** The matched route's pattern (undefined for unknown routes), for metrics and logs. */
+    routeUrl?: string;
   }
   interface FastifyContextConfig {
     /** Routes without an API key: health, docs, metrics, download links. */

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
+import { creditHeaders } from './metering.js';
 
 interface ValidationIssue {
   instancePath?: string;
@@ -57,9 +58,12 @@ export function toAppError(err: FastifyError | AppError | Error): { appError: Ap
 export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { appError, internal } = toAppError(err);
   if (internal) request.log.error({ err }, 'unhandled error');
+  reply.header('x-request-id', request.id);
+  creditHeaders(request, reply);
   return sendError(reply, request.id, appError);
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('x-request-id', request.id);
   return sendError(reply, request.id, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { nowIso } from '../domain/ids.js';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from './context.js';
@@ -18,77 +18,66 @@ function stable(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function idempotencyHook(deps: Deps) {
+/**
+ * Claims the request's Idempotency-Key. Returns the stored response when this is a replay; throws
+ * idempotency_conflict when the key is in use or was used for another request.
+ */
+export async function claimIdempotencyKey(deps: Deps, request: FastifyRequest): Promise<{ statusCode: number; body: string } | undefined> {
+  const raw = request.headers['idempotency-key'];
+  if (raw === undefined || !request.auth) return undefined;
   const ttlMs = deps.config.idempotencyTtlHours * 3_600_000;
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
-    if (request.method !== 'POST' || !request.auth) return;
-    const raw = request.headers['idempotency-key'];
-    if (raw === undefined) return;
-    const key = Array.isArray(raw) ? raw[0]! : raw;
-    if (!KEY_RE.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', { fields: [{ field: 'headers.idempotency-key', message: 'is malformed' }] });
-    const hash = createHash('sha256').update(`${request.routeOptions.url}\0${stable(request.body)}`).digest('hex');
-    const db = deps.store.db;
-    const accountId = request.auth.accountId;
-    // Expired records go; so does a claim whose request died with its process (no answer after 15 min).
-    const now = Date.now();
-    await db
-      .deleteFrom('idempotency_keys')
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .where((eb) =>
-        eb.or([
-          eb('created_at', '<', new Date(now - ttlMs).toISOString()),
-          eb.and([eb('status_code', 'is', null), eb('created_at', '<', new Date(now - 15 * 60_000).toISOString())]),
-        ]),
-      )
-      .execute();
-    const claimed = await db
-      .insertInto('idempotency_keys')
-      .values({ account_id: accountId, key, request_hash: hash, status_code: null, response_body: null, created_at: nowIso() })
-      .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
-      .executeTakeFirst();
-    if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 1) {
-      (request.metering ??= { charged: 0 }).idempotencyKey = key;
-      return;
-    }
-    const prior = await db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
-    if (!prior || prior.request_hash !== hash) {
-      throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key.');
-    }
-    if (prior.status_code === null || prior.response_body === null) {
-      throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
-    }
-    reply.header('idempotent-replayed', 'true');
-    return reply.code(prior.status_code).type('application/json; charset=utf-8').send(prior.response_body);
-  };
+  const key = Array.isArray(raw) ? raw[0]! : raw;
+  if (!KEY_RE.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', { fields: [{ field: 'headers.idempotency-key', message: 'is malformed' }] });
+  const hash = createHash('sha256').update(`${request.routeOptions.url}\0${stable(request.body)}`).digest('hex');
+  const db = deps.store.db;
+  const accountId = request.auth.accountId;
+  // Expired records go; so does a claim whose request died with its process (no answer after 15 min).
+  const now = Date.now();
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('account_id', '=', accountId)
+    .where('key', '=', key)
+    .where((eb) =>
+      eb.or([
+        eb('created_at', '<', new Date(now - ttlMs).toISOString()),
+        eb.and([eb('status_code', 'is', null), eb('created_at', '<', new Date(now - 15 * 60_000).toISOString())]),
+      ]),
+    )
+    .execute();
+  const claimed = await db
+    .insertInto('idempotency_keys')
+    .values({ account_id: accountId, key, request_hash: hash, status_code: null, response_body: null, created_at: nowIso() })
+    .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
+    .executeTakeFirst();
+  if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 1) {
+    (request.metering ??= { charged: 0 }).idempotencyKey = key;
+    return undefined;
+  }
+  const prior = await db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+  if (!prior || prior.request_hash !== hash) {
+    throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key.');
+  }
+  if (prior.status_code === null || prior.response_body === null) {
+    throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+  }
+  return { statusCode: prior.status_code, body: prior.response_body };
 }
 
-/** onSend: keeps a success for replays; any failure frees the key so the client may retry (a failure changed nothing). */
-export function idempotencySaveHook(deps: Deps) {
-  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    const key = request.metering?.idempotencyKey;
-    if (!key || !request.auth) return payload;
-    request.metering!.idempotencyKey = undefined;
-    const q = deps.store.db;
-    if (reply.statusCode >= 300 || typeof payload !== 'string') {
-      await q.deleteFrom('idempotency_keys').where('account_id', '=', request.auth.accountId).where('key', '=', key).execute();
-    } else {
-      await q
-        .updateTable('idempotency_keys')
-        .set({ status_code: reply.statusCode, response_body: payload })
-        .where('account_id', '=', request.auth.accountId)
-        .where('key', '=', key)
-        .execute();
-    }
-    return payload;
-  };
+/** Keeps a success for replays (only successes are kept: a failure changed nothing). */
+export async function saveIdempotentResponse(deps: Deps, request: FastifyRequest, statusCode: number, body: string): Promise<void> {
+  const key = request.metering?.idempotencyKey;
+  if (!key || !request.auth) return;
+  request.metering!.idempotencyKey = undefined;
+  if (statusCode >= 300) return forgetIdempotencyKey(deps, request.auth.accountId, key);
+  await deps.store.db
+    .updateTable('idempotency_keys')
+    .set({ status_code: statusCode, response_body: body })
+    .where('account_id', '=', request.auth.accountId)
+    .where('key', '=', key)
+    .execute();
 }
 
-/** onResponse: a claim left behind (the request ended without onSend) must not block the key forever. */
-export function idempotencyCleanupHook(deps: Deps) {
-  return async (request: FastifyRequest): Promise<void> => {
-    const key = request.metering?.idempotencyKey;
-    if (!key || !request.auth) return;
-    await deps.store.db.deleteFrom('idempotency_keys').where('account_id', '=', request.auth.accountId).where('key', '=', key).where('status_code', 'is', null).execute();
-  };
+/** Frees a claim, so the client may retry with the same key. */
+export async function forgetIdempotencyKey(deps: Deps, accountId: string, key: string): Promise<void> {
+  await deps.store.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('status_code', 'is', null).execute();
 }

@@ -1,63 +1,91 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from './context.js';
+import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from './idempotency.js';
 
 // Reserve before the work, settle on a 2xx, release on anything else: a failure is never charged.
+// One wrapper around each keyed route's handler does all of it, after validation (bad input is
+// refused before any credit is held) and before anything is sent: the response is serialized first,
+// so a response that cannot be produced is never charged either.
 
-/** preHandler (after validation, so bad input is refused before any credit is held). */
-export function reserveHook(deps: Deps) {
-  return async (request: FastifyRequest): Promise<void> => {
-    const auth = request.auth;
-    if (!auth) return;
-    request.metering ??= { charged: 0 };
-    const cost = request.routeOptions.config.cost ?? 0;
-    if (cost === 0) return;
-    const r = await deps.meter.reserve(auth.accountId, cost);
-    if (!r.ok) {
-      request.metering.balanceAfter = r.available;
-      throw new AppError('insufficient_credits', `This call costs ${cost} credits and your available balance is ${r.available}.`, {
-        required: cost,
-        balance: r.available,
-      });
-    }
-    request.metering.reservationId = r.reservationId;
-  };
+export interface MeteredRoute {
+  cost: number;
+  /** The ledger's endpoint: the route's operationId. */
+  endpoint: string;
+  route: string;
+  /** Tests: checks the payload against the route's response schema before it is serialized. */
+  validate?: ((statusCode: number, payload: unknown) => void) | undefined;
 }
 
-/** onSend: settles or releases, and reports the outcome in X-Credits-* headers. */
-export function settleHook(deps: Deps) {
-  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    const auth = request.auth;
-    if (!auth) return payload;
-    const m = (request.metering ??= { charged: 0 });
-    if (m.reservationId) {
-      const id = m.reservationId;
-      m.reservationId = undefined;
-      if (reply.statusCode >= 200 && reply.statusCode < 300) {
-        const s = await deps.meter.settle(id, { requestId: request.id, keyId: auth.keyId, endpoint: request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? '' });
+type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
+
+export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredRoute): RouteHandlerMethod {
+  const inner = handler as unknown as Handler;
+  const { cost } = route;
+  return async function meteredHandler(this: unknown, request: FastifyRequest, reply: FastifyReply) {
+    const auth = request.auth!;
+    const m = (request.metering = { charged: 0 } as NonNullable<FastifyRequest['metering']>);
+    let body: string;
+    try {
+      if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) {
+        const replay = await claimIdempotencyKey(deps, request);
+        if (replay) {
+          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': 0, 'x-credits-remaining': auth.balance });
+          return reply.type('application/json; charset=utf-8').send(replay.body);
+        }
+      }
+      if (cost > 0) {
+        let r = deps.meter.reserve(auth.accountId, cost);
+        if (r instanceof Promise) r = await r;
+        if (!r.ok) {
+          m.balanceAfter = r.available;
+          throw new AppError('insufficient_credits', `This call costs ${cost} credits and your available balance is ${r.available}.`, { required: cost, balance: r.available });
+        }
+        m.reservationId = r.reservationId;
+      }
+      let payload = inner.call(this, request, reply);
+      if (payload instanceof Promise) payload = await payload;
+      route.validate?.(reply.statusCode, payload);
+      body = reply.serialize(payload) as string;
+      if (m.reservationId) {
+        const id = m.reservationId;
+        m.reservationId = undefined;
+        const s = await deps.meter.settle(id, { requestId: request.id, keyId: auth.keyId, endpoint: route.endpoint });
         if (s) {
           m.charged = s.charged;
           m.balanceAfter = s.balance;
-          deps.metrics.creditsCharged.inc({ route: request.routeOptions.url ?? '' }, s.charged);
+          deps.metrics.creditsCharged.inc({ route: route.route }, s.charged);
         }
-      } else {
-        await deps.meter.release(id);
-        m.balanceAfter = await deps.meter.balance(auth.accountId);
       }
+      if (m.idempotencyKey) await saveIdempotentResponse(deps, request, reply.statusCode, body);
+    } catch (err) {
+      await undo(deps, request);
+      throw err;
     }
-    reply.header('x-credits-charged', m.charged);
-    reply.header('x-credits-remaining', m.balanceAfter ?? auth.balance);
-    return payload;
+    reply.headers({ 'x-credits-charged': m.charged, 'x-credits-remaining': m.balanceAfter ?? auth.balance, 'content-type': 'application/json; charset=utf-8' });
+    return reply.send(body);
   };
 }
 
-/** A request that ends without onSend (client gone mid-handler) must not keep its hold. */
-export function releaseLeftoverHook(deps: Deps) {
-  return async (request: FastifyRequest): Promise<void> => {
-    const id = request.metering?.reservationId;
-    if (id) {
-      request.metering!.reservationId = undefined;
-      await deps.meter.release(id);
-    }
-  };
+/** A failed call: its hold is released and its idempotency claim freed, so a corrected retry can run. */
+async function undo(deps: Deps, request: FastifyRequest): Promise<void> {
+  const m = request.metering!;
+  m.charged = 0;
+  if (m.reservationId) {
+    const id = m.reservationId;
+    m.reservationId = undefined;
+    await deps.meter.release(id);
+    m.balanceAfter = await deps.meter.balance(request.auth!.accountId);
+  }
+  if (m.idempotencyKey) {
+    const key = m.idempotencyKey;
+    m.idempotencyKey = undefined;
+    await forgetIdempotencyKey(deps, request.auth!.accountId, key);
+  }
+}
+
+/** Error answers of keyed routes carry the credit headers too (nothing charged). */
+export function creditHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  if (!request.auth) return;
+  reply.headers({ 'x-credits-charged': 0, 'x-credits-remaining': request.metering?.balanceAfter ?? request.auth.balance });
 }

@@ -24,3 +24,19 @@ export function createMetrics(): Metrics {
     creditsCharged: new Counter({ name: 'sdg_credits_charged_total', help: 'Credits charged for successful calls', labelNames: ['route'], registers: [registry] }),
   };
 }
+
+/** Counts and times one answered request; the label children are kept, not looked up per request. */
+export function requestObserver(m: Metrics): (route: string, method: string, status: number, seconds: number) => void {
+  const counters = new Map<string, ReturnType<Metrics['requests']['labels']>>();
+  const timers = new Map<string, ReturnType<Metrics['duration']['labels']>>();
+  return (route, method, status, seconds) => {
+    const key = `${method} ${route}`;
+    const ckey = `${key} ${status}`;
+    let c = counters.get(ckey);
+    if (!c) counters.set(ckey, (c = m.requests.labels({ route, method, status: String(status) })));
+    c.inc();
+    let t = timers.get(key);
+    if (!t) timers.set(key, (t = m.duration.labels({ route, method })));
+    t.observe(seconds);
+  };
+}

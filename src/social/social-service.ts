@@ -18,6 +18,7 @@ import {
   upsertRetweets,
 } from './social-repo.js';
 import { toAppError } from './source-errors.js';
+import type { TweetLookup } from './tweet-lookup.js';
 import type { TweetStore } from './tweet-store.js';
 
 export interface Read<T> {
@@ -48,6 +49,7 @@ export class SocialService {
     private readonly tweets: TweetStore,
     private readonly cache: Config['cache'],
     private readonly now: () => number = Date.now,
+    private readonly lookup?: TweetLookup,
   ) {}
 
   private fresh(fetchedAt: string, seconds: number): boolean {
@@ -68,10 +70,11 @@ export class SocialService {
   }
 
   async tweet(id: string): Promise<Read<Tweet>> {
-    const stored = await findTweet(this.db, id);
+    const stored = await (this.lookup ? this.lookup.get(id) : findTweet(this.db, id));
     if (stored && this.fresh(stored.fetchedAt, this.cache.tweetSeconds)) return { value: stored.value, cached: true };
     const tweet = await this.source.getTweet(id).catch((e) => toAppError(e, 'tweet'));
     await this.tweets.write(this.db, [tweet], this.stamp());
+    this.lookup?.forget(id);
     return { value: tweet, cached: false };
   }
 

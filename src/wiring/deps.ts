@@ -2,6 +2,7 @@
 import { buildBulkServices } from '../bulk/wiring.js';
 import type { Config } from '../config/config.js';
 import type { Deps } from '../http/context.js';
+import { KeyResolver } from '../http/auth.js';
 import { CursorCodec } from '../http/cursor.js';
 import { createMetrics } from '../http/metrics.js';
 import { MemoryRateLimiter } from '../http/rate-limit.js';
@@ -13,6 +14,7 @@ import { ViemWalletService } from '../connectors/wallet/wallet-service.js';
 import { buildSource } from '../sources/build-source.js';
 import { meterStoreFor } from '../credits/meter-store.js';
 import { SocialService } from '../social/social-service.js';
+import { TweetLookup } from '../social/tweet-lookup.js';
 import { tweetStoreFor } from '../social/tweet-store.js';
 
 export interface BuildOptions {
@@ -29,10 +31,12 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const w = config.wallet;
   const source = buildSource(config, store);
   const tweetStore = tweetStoreFor(store);
+  const meter = meterStoreFor(store);
   return {
     config,
     store,
-    meter: meterStoreFor(store),
+    meter,
+    keys: new KeyResolver(meter),
     cursors: new CursorCodec(secret),
     // One process: buckets in memory. Several: REDIS_URL shares them.
     rateLimiter: config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(),
@@ -41,7 +45,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     secret,
     source,
     tweetStore,
-    social: new SocialService(store.db, source, tweetStore, config.cache),
+    social: new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store)),
     bulk: buildBulkServices(config),
     wallet: new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries }),
   };

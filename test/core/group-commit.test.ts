@@ -11,26 +11,27 @@ describe('SQLite group commit beside Kysely transactions on the same connection'
   });
   after(() => h.close());
 
-  test("a hold taken while another transaction is open survives that transaction's rollback", async () => {
+  test("a charge made while another transaction is open survives that transaction's rollback", async () => {
     const db = h.deps.store.db;
     const { accountId } = await createAccount(db, { name: 'g', planId: 'free' });
     await grant(db, accountId, 100, 't');
-    let pending: ReturnType<typeof h.deps.meter.reserve> | undefined;
+    const hold = await h.deps.meter.reserve(accountId, 40);
+    assert.ok(hold.ok);
+    let pending: ReturnType<typeof h.deps.meter.settle> | undefined;
     await assert.rejects(
       db.transaction().execute(async (trx) => {
         await trx.insertInto('settings').values({ key: 'doomed', value: 'x' }).execute();
-        pending = h.deps.meter.reserve(accountId, 40);
+        pending = h.deps.meter.settle(hold.reservationId, { requestId: 'req_g', keyId: null, endpoint: 'e' });
         await new Promise((r) => setImmediate(r)); // the group commit's turn comes while we are open
         await new Promise((r) => setImmediate(r));
         throw new Error('roll back');
       }),
       /roll back/,
     );
-    const r = await pending!;
-    assert.ok(r.ok);
+    assert.deepEqual(await pending!, { charged: 40, balance: 60 });
     assert.equal(await db.selectFrom('settings').select('key').where('key', '=', 'doomed').executeTakeFirst(), undefined);
-    assert.deepEqual(await getBalance(db, accountId), { balance: 100, reserved: 40 });
-    const held = await db.selectFrom('credit_reservations').select('amount').where('account_id', '=', accountId).execute();
-    assert.deepEqual(held, [{ amount: 40 }]);
+    assert.deepEqual(await getBalance(db, accountId), { balance: 60, reserved: 0 });
+    const charges = await db.selectFrom('ledger_entries').select(['amount', 'request_id']).where('account_id', '=', accountId).where('kind', '=', 'charge').execute();
+    assert.deepEqual(charges, [{ amount: -40, request_id: 'req_g' }]);
   });
 });

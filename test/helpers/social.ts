@@ -1,4 +1,5 @@
 import type { Deps } from '../../src/http/context.js';
+import { TweetLookup } from '../../src/social/tweet-lookup.js';
 import { SocialService } from '../../src/social/social-service.js';
 import type { DataSource } from '../../src/sources/types.js';
 
@@ -6,6 +7,6 @@ import type { DataSource } from '../../src/sources/types.js';
 export function useSource(source: DataSource, now: () => number = Date.now): (deps: Deps) => void {
   return (deps) => {
     deps.source = source;
-    deps.social = new SocialService(deps.store.db, source, deps.tweetStore, deps.config.cache, now);
+    deps.social = new SocialService(deps.store.db, source, deps.tweetStore, deps.config.cache, now, new TweetLookup(deps.store));
   };
 }

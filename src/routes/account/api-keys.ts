@@ -34,7 +34,8 @@ export function registerApiKeyRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const k = await createKey(deps.store.db, request.auth!.accountId, request.body.name ?? null);
-      return reply.code(201).send({ data: k, meta: { requestId: request.id, cached: false } });
+      reply.code(201);
+      return { data: k, meta: { requestId: request.id, cached: false } };
     },
   );
 
@@ -64,6 +65,7 @@ export function registerApiKeyRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const k = await revokeKey(deps.store.db, request.params.id, request.auth!.accountId);
+      deps.keys.forget();
       if (!k) throw new AppError('not_found', `No API key ${request.params.id} on this account.`);
       return { data: k, meta: { requestId: request.id, cached: false } };
     },

@@ -57,7 +57,8 @@ export function registerAddWatchlistBatch(app: App, deps: Deps): void {
       });
       deps.bulk.wakeups.notify();
       const batch = (await findBatch(deps.store.db, id))!;
-      return reply.code(202).send({ data: batchRecord(batch, await batchItems(deps.store.db, id)), meta: meta(request.id) });
+      reply.code(202);
+      return { data: batchRecord(batch, await batchItems(deps.store.db, id)), meta: meta(request.id) };
     },
   );
 }

@@ -44,7 +44,8 @@ export function registerGenerateExport(app: App, deps: Deps): void {
         now: now.toISOString(),
       });
       deps.bulk.wakeups.notify();
-      return reply.code(202).send({ data: exportRecord(row), meta: meta(request.id) });
+      reply.code(202);
+      return { data: exportRecord(row), meta: meta(request.id) };
     },
   );
 }

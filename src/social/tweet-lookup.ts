@@ -1,0 +1,46 @@
+// Reads a stored tweet by id: the hot path of GET /social/v1/tweets/{id}. On SQLite a prepared
+// statement (no query building per call). Reads of one tweet arriving in the same event-loop turn
+// share one lookup, as a popular tweet's readers do; the next turn reads again.
+import type { Tweet } from '../domain/models.js';
+import type { Store } from '../store/connect.js';
+import { findTweet, type Stored } from './social-repo.js';
+
+type Found = Stored<Tweet> | undefined;
+
+export class TweetLookup {
+  private memo = new Map<string, Found | Promise<Found>>();
+  private clearScheduled = false;
+  private readonly read: (id: string) => Found | Promise<Found>;
+
+  constructor(store: Store) {
+    if (store.sqlite) {
+      const stmt = store.sqlite.prepare<[string], { data: string; fetched_at: string }>('select data, fetched_at from tweets where id = ?');
+      this.read = (id) => {
+        const r = stmt.get(id);
+        return r && { value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at };
+      };
+    } else {
+      this.read = (id) => findTweet(store.db, id);
+    }
+  }
+
+  get(id: string): Found | Promise<Found> {
+    const known = this.memo.get(id);
+    if (known !== undefined || this.memo.has(id)) return known;
+    const found = this.read(id);
+    this.memo.set(id, found);
+    if (!this.clearScheduled) {
+      this.clearScheduled = true;
+      setImmediate(() => {
+        this.clearScheduled = false;
+        this.memo.clear();
+      });
+    }
+    return found;
+  }
+
+  /** After this process stored a newer copy. */
+  forget(id: string): void {
+    this.memo.delete(id);
+  }
+}
