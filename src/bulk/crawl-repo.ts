@@ -199,11 +199,6 @@ export async function accountState(db: Kysely<Database>, userId: string): Promis
 
 /**
  * Stores one page of an account's tweets and adds what changed to the target's counters, in one
- * transaction: new tweets are inserted (ingested); stored ones are rewritten only when their metrics
- * changed (updated).
- */
-/**
- * Stores one page of an account's tweets and adds what changed to the target's counters, in one
  * transaction, only while the claim still holds the target's lease: a retried account never
  * counts a tweet twice. On SQLite the page joins the store's group commit, so concurrent crawl
  * workers (and API requests) share commits.
@@ -213,12 +208,16 @@ export async function ingestPage(store: Store, tweets: TweetStore, claim: Claim,
   if (store.sqlite && store.grouped && tweets instanceof SqliteTweetStore) {
     const st = sqliteCrawlStatements(store.sqlite);
     const rows = unique(page);
-    return store.grouped(() => {
-      if (st.hold.run(claim.id, claim.owner).changes !== 1) throw new LeaseLostError(targetLease, claim.id);
-      const counts = tweets.writeSync(rows, fetchedAt);
-      if (counts.inserted > 0 || counts.updated > 0) st.count.run(counts.inserted, counts.updated, claim.id);
-      return counts;
-    });
+    // Rerunnable: statements only, so it skips the savepoint of its own (see group-commit.ts).
+    return store.grouped(
+      () => {
+        if (st.hold.run(claim.id, claim.owner).changes !== 1) throw new LeaseLostError(targetLease, claim.id);
+        const counts = tweets.writeSync(rows, fetchedAt);
+        if (counts.inserted > 0 || counts.updated > 0) st.count.run(counts.inserted, counts.updated, claim.id);
+        return counts;
+      },
+      { rerunnable: true },
+    );
   }
   return store.db.transaction().execute(async (trx) => {
     await holdLease(trx, targetLease, claim);

@@ -6,6 +6,7 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Tweet } from '../domain/models.js';
 import type { Store } from '../store/connect.js';
+import type { GroupOptions } from '../store/group-commit.js';
 import type { Database } from '../store/schema.js';
 import { tweetSeq } from './social-repo.js';
 
@@ -20,11 +21,15 @@ export interface TweetStore {
 }
 
 // created_at is kept as toISOString() text everywhere, so it sorts and compares the same on both stores.
+// The sources already give it in that form; parsing and formatting it again is only the fallback.
+const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const isoTime = (s: string): string => (CANONICAL.test(s) ? s : new Date(s).toISOString());
+
 const row = (t: Tweet, fetchedAt: string) => ({
   id: t.id,
   seq: tweetSeq(t.id),
   author_id: t.authorId,
-  created_at: new Date(t.createdAt).toISOString(),
+  created_at: isoTime(t.createdAt),
   data: JSON.stringify(t),
   metrics: JSON.stringify(t.metrics),
   fetched_at: fetchedAt,
@@ -38,7 +43,7 @@ export class SqliteTweetStore implements TweetStore {
 
   constructor(
     sqlite: SQLite.Database,
-    private readonly grouped: <T>(fn: () => T) => Promise<T>,
+    private readonly grouped: <T>(fn: () => T, opts?: GroupOptions) => Promise<T>,
   ) {
     const insert = sqlite.prepare(
       `insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at) values (?, ?, ?, ?, ?, ?, ?)
@@ -49,18 +54,20 @@ export class SqliteTweetStore implements TweetStore {
       let inserted = 0;
       let updated = 0;
       for (const t of tweets) {
-        const r = row(t, fetchedAt);
-        if (insert.run(r.id, r.seq, r.author_id, r.created_at, r.data, r.metrics, r.fetched_at).changes === 1) inserted++;
-        else if (update.run(r.data, r.metrics, r.fetched_at, r.id, r.metrics).changes === 1) updated++;
+        const data = JSON.stringify(t);
+        const metrics = JSON.stringify(t.metrics);
+        if (insert.run(t.id, tweetSeq(t.id), t.authorId, isoTime(t.createdAt), data, metrics, fetchedAt).changes === 1) inserted++;
+        else if (update.run(data, metrics, fetchedAt, t.id, metrics).changes === 1) updated++;
       }
       return { inserted, updated };
     };
   }
 
   // Goes through the group commit: concurrent writers (other requests, crawl workers) share commits.
+  // Rerunnable: its only effect is its statements.
   async write(_db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
     const rows = unique(tweets);
-    return this.grouped(() => this.writeSync(rows, fetchedAt));
+    return this.grouped(() => this.writeSync(rows, fetchedAt), { rerunnable: true });
   }
 }
 

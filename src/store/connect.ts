@@ -6,7 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { BACKSTOP_FRAMES, BackgroundCheckpointer } from './checkpointer.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type GroupOptions } from './group-commit.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -20,8 +20,9 @@ export interface Store {
    * savepoint, resolving once that commit is durable. Concurrent writers share one commit.
    * The commit waits while a Kysely transaction is open on the connection, so never await a grouped
    * write from inside a Kysely transaction of the same store: it would wait for itself.
+   * A `rerunnable` job (no effect but its statements) runs without a savepoint of its own.
    */
-  grouped?: <T>(fn: () => T) => Promise<T>;
+  grouped?: <T>(fn: () => T, opts?: GroupOptions) => Promise<T>;
   /** Closes connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -74,7 +75,7 @@ export function openStore(opts: StoreOptions): Store {
     await checkpointer?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', sqlite, grouped: (fn) => group.run(fn), close };
+  return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), close };
 }
 
 // Kysely prepares every query anew; the SQL of one query shape is always the same text, so keep

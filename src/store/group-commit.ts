@@ -4,30 +4,79 @@ import type SQLite from 'better-sqlite3';
 // run in a single transaction, so N requests pay for one commit instead of N. Each job still runs
 // its own statements in order (a conditional UPDATE stays one atomic check-and-write), and no
 // promise resolves before the transaction that holds its writes has committed.
+//
+// A job that throws part-way must leave nothing behind, so each job runs in a savepoint of its own.
+// Savepoints are not free: every page a job changes is first copied to the statement journal (for
+// a page of tweets, hundreds of index pages). Jobs that declare themselves rerunnable (their only
+// effect is their statements, so running one again after a rollback changes nothing else) skip
+// them: they run first, bare; if one throws, the whole transaction is rolled back (none of the
+// other jobs has run yet) and the turn runs again with every job in its savepoint.
+
+export interface GroupOptions {
+  /** The job has no effect but its statements on this connection: it may run twice after a rollback. */
+  rerunnable?: boolean;
+}
+
+interface Queued {
+  job: () => unknown;
+  rerunnable: boolean;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 export class GroupCommit {
-  private queue: Array<{ job: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  private queue: Queued[] = [];
   private scheduled = false;
-  private readonly runAll: (jobs: Array<() => unknown>) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+  private readonly runFast: (batch: Queued[]) => Outcome[];
+  private readonly runSafe: (batch: Queued[]) => Outcome[];
 
   constructor(private readonly db: SQLite.Database) {
-    // Each job in a savepoint of its own: one that throws part-way leaves nothing behind.
     const savepoint = db.transaction((job: () => unknown) => job());
-    const tx = db.transaction((jobs: Array<() => unknown>) =>
-      jobs.map((job) => {
+    const inSavepoint = (q: Queued): Outcome => {
+      try {
+        return { ok: true, value: savepoint(q.job) };
+      } catch (error) {
+        // Its savepoint is rolled back; the other jobs' writes stand.
+        return { ok: false, error };
+      }
+    };
+    const safe = db.transaction((batch: Queued[]) => batch.map(inSavepoint));
+    // Rerunnable jobs bare (a throw rolls back the transaction), then the others in savepoints.
+    class RerunnableFailed extends Error {}
+    const fast = db.transaction((batch: Queued[]) => {
+      const out = new Array<Outcome>(batch.length);
+      batch.forEach((q, i) => {
+        if (!q.rerunnable) return;
         try {
-          return { ok: true as const, value: savepoint(job) };
+          out[i] = { ok: true, value: q.job() };
         } catch (error) {
-          // Its savepoint is rolled back; the other jobs' writes stand.
-          return { ok: false as const, error };
+          throw new RerunnableFailed('a rerunnable job threw', { cause: error });
         }
-      }),
-    );
-    this.runAll = (jobs) => tx.immediate(jobs);
+      });
+      batch.forEach((q, i) => {
+        if (!q.rerunnable) out[i] = inSavepoint(q);
+      });
+      return out;
+    });
+    this.runSafe = (batch) => safe.immediate(batch);
+    this.runFast = (batch) => {
+      if (!batch.some((q) => q.rerunnable)) return this.runSafe(batch);
+      try {
+        return fast.immediate(batch);
+      } catch (err) {
+        // Only a rerunnable job's throw is retried: nothing of the turn was kept and no other job
+        // has run. A failed BEGIN or COMMIT fails the turn's jobs, as it always did.
+        if (err instanceof RerunnableFailed) return this.runSafe(batch);
+        throw err;
+      }
+    };
   }
 
-  run<T>(job: () => T): Promise<T> {
+  run<T>(job: () => T, opts: GroupOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ job, rerunnable: opts.rerunnable === true, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -48,7 +97,7 @@ export class GroupCommit {
     this.scheduled = false;
     let results;
     try {
-      results = this.runAll(batch.map((b) => b.job));
+      results = this.runFast(batch);
     } catch (error) {
       for (const b of batch) b.reject(error);
       return;
