@@ -11,7 +11,6 @@ import type { App, Deps } from './context.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { lazyChildLogger } from './lazy-logger.js';
 import { metered } from './metering.js';
-import { requestObserver } from './metrics.js';
 import { ErrorEnvelope } from './schemas.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
 import { validatorCompiler } from './validators.js';
@@ -105,10 +104,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());
-  const observe = requestObserver(deps.metrics);
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeUrl ?? 'unknown';
-    observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    deps.metrics.http.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) request.log.warn({ status: reply.statusCode, route }, 'request failed');
     else request.log.debug({ status: reply.statusCode, route, ms: reply.elapsedTime }, 'request completed');
     done();

@@ -1,9 +1,9 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
-  requests: Counter<'route' | 'method' | 'status'>;
-  duration: Histogram<'route' | 'method'>;
+  /** sdg_http_requests_total and sdg_http_request_duration_seconds, per route and method. */
+  http: RequestMetrics;
   creditsCharged: Counter<'route'>;
 }
 
@@ -13,30 +13,72 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry });
   return {
     registry,
-    requests: new Counter({ name: 'sdg_http_requests_total', help: 'HTTP requests answered', labelNames: ['route', 'method', 'status'], registers: [registry] }),
-    duration: new Histogram({
-      name: 'sdg_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request',
-      labelNames: ['route', 'method'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-      registers: [registry],
-    }),
+    http: new RequestMetrics(registry),
     creditsCharged: new Counter({ name: 'sdg_credits_charged_total', help: 'Credits charged for successful calls', labelNames: ['route'], registers: [registry] }),
   };
 }
 
-/** Counts and times one answered request; the label children are kept, not looked up per request. */
-export function requestObserver(m: Metrics): (route: string, method: string, status: number, seconds: number) => void {
-  const counters = new Map<string, ReturnType<Metrics['requests']['labels']>>();
-  const timers = new Map<string, ReturnType<Metrics['duration']['labels']>>();
-  return (route, method, status, seconds) => {
-    const key = `${method} ${route}`;
-    const ckey = `${key} ${status}`;
-    let c = counters.get(ckey);
-    if (!c) counters.set(ckey, (c = m.requests.labels({ route, method, status: String(status) })));
-    c.inc();
-    let t = timers.get(key);
-    if (!t) timers.set(key, (t = m.duration.labels({ route, method })));
-    t.observe(seconds);
-  };
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+
+interface Series {
+  route: string;
+  method: string;
+  /** Answers per status code. */
+  statuses: Map<number, number>;
+  /** Per bucket (not cumulative; the last one is +Inf). */
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+// Every answered request is counted and timed. prom-client's labelled observe() hashes its label
+// object on each call (about a microsecond a request, most of a small request's budget), so the
+// counts live in plain per-route records and are turned into prom-client's metric format when
+// /metrics is read. Exposed as the same two series a Counter and a Histogram would give.
+export class RequestMetrics {
+  private readonly series = new Map<string, Series>();
+
+  constructor(registry: Registry) {
+    const get = (kind: 'count' | 'time') => () => this.collect(kind);
+    registry.registerMetric({ name: 'sdg_http_requests_total', help: 'HTTP requests answered', type: 'counter', get: get('count') } as never);
+    registry.registerMetric({ name: 'sdg_http_request_duration_seconds', help: 'Time to answer an HTTP request', type: 'histogram', get: get('time') } as never);
+  }
+
+  observe(route: string, method: string, status: number, seconds: number): void {
+    const key = method + route;
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { route, method, statuses: new Map(), buckets: new Float64Array(BUCKETS.length + 1), sum: 0, count: 0 }));
+    s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
+    s.buckets[i]! += 1;
+    s.sum += seconds;
+    s.count += 1;
+  }
+
+  private collect(kind: 'count' | 'time') {
+    const values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }> = [];
+    for (const s of this.series.values()) {
+      if (kind === 'count') {
+        for (const [status, n] of s.statuses) values.push({ labels: { route: s.route, method: s.method, status: String(status) }, value: n });
+        continue;
+      }
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({ metricName: 'sdg_http_request_duration_seconds_bucket', labels: { le, route: s.route, method: s.method }, value: cumulative });
+      });
+      values.push({ metricName: 'sdg_http_request_duration_seconds_bucket', labels: { le: '+Inf', route: s.route, method: s.method }, value: s.count });
+      values.push({ metricName: 'sdg_http_request_duration_seconds_sum', labels: { route: s.route, method: s.method }, value: s.sum });
+      values.push({ metricName: 'sdg_http_request_duration_seconds_count', labels: { route: s.route, method: s.method }, value: s.count });
+    }
+    const histogram = kind === 'time';
+    return {
+      name: histogram ? 'sdg_http_request_duration_seconds' : 'sdg_http_requests_total',
+      help: histogram ? 'Time to answer an HTTP request' : 'HTTP requests answered',
+      type: histogram ? 'histogram' : 'counter',
+      values,
+      aggregator: 'sum',
+    };
+  }
 }
