@@ -112,10 +112,26 @@ export class SqliteMeterStore implements MeterStore {
       return true;
     };
     const debit = db.prepare('update accounts set balance = balance - ? where id = ?');
-    const ledger = db.prepare(
-      `insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
-       values (?, 'charge', ?, ?, ?, ?, ?, null, ?)`,
-    );
+    // Ledger entries go in multi-row INSERTs (a row costs about a third less than alone), in chunks
+    // of the sizes below so that a handful of prepared statements covers any batch.
+    const inserts = new Map<number, SQLite.Statement>();
+    const insertRows = (args: unknown[], rows: number) => {
+      let stmt = inserts.get(rows);
+      if (!stmt) {
+        const values = Array.from({ length: rows }, () => "(?, 'charge', ?, ?, ?, ?, ?, null, ?)").join(', ');
+        inserts.set(rows, (stmt = db.prepare(`insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at) values ${values}`)));
+      }
+      stmt.run(...args);
+    };
+    const writeLedger = (args: unknown[]) => {
+      let at = 0;
+      for (const size of [64, 16, 4, 1]) {
+        while (args.length - at >= size * 7) {
+          insertRows(args.slice(at, at + size * 7), size);
+          at += size * 7;
+        }
+      }
+    };
     // The charges settled in one event-loop turn, as one job of the group commit (one savepoint):
     // inside the write transaction each account's balance is read once, the charges are checked
     // against it in order, and the account is debited once for all that passed, each with its own
@@ -124,6 +140,7 @@ export class SqliteMeterStore implements MeterStore {
       if (this.batch === batch) this.batch = undefined;
       const accounts = new Map<string, { balance: number; available: number; total: number }>();
       const at = nowIso();
+      const rows: unknown[] = [];
       const results = batch.map((c): ChargeOutcome => {
         if (!this.drop(c.reservationId)) return 'gone';
         let acc = accounts.get(c.accountId);
@@ -135,9 +152,10 @@ export class SqliteMeterStore implements MeterStore {
         acc.available -= c.amount;
         acc.balance -= c.amount;
         acc.total += c.amount;
-        ledger.run(c.accountId, -c.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint, at);
+        rows.push(c.accountId, -c.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint, at);
         return { charged: c.amount, balance: acc.balance };
       });
+      writeLedger(rows);
       for (const [accountId, acc] of accounts) {
         this.seen.delete(accountId);
         if (acc.total > 0) debit.run(acc.total, accountId);
