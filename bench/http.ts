@@ -1,7 +1,7 @@
 // HTTP throughput and latency: our authenticated endpoints against bare Fastify, in the same run,
 // each server in its own process and wrk as the client.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -11,6 +11,8 @@ import { freePort, repoRoot, runSdg, startServer } from '../test/helpers/process
 export interface HttpResult {
   name: string;
   requestsPerSec: number;
+  /** CPU time (user + system) the server process spent per request during the measured run. */
+  cpuUsPerRequest: number;
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
@@ -32,12 +34,21 @@ function ms(text: string, label: string): number {
   return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
 }
 
-async function load(name: string, url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<HttpResult> {
+// CPU time of a process in µs, from /proc (clock ticks of 10 ms; a 10 s run makes that error small).
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<HttpResult> {
   await wrk(url, headers, 2, connections); // warm-up (JIT, caches)
+  const cpu0 = cpuMicros(pid);
   const out = await wrk(url, headers, seconds, connections);
+  const cpu = cpuMicros(pid) - cpu0;
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? NaN);
+  const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  return { name, requestsPerSec: Math.round(rps), p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx };
+  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx };
 }
 
 export async function benchHttp(opts: { seconds?: number; connections?: number } = {}): Promise<HttpResult[]> {
@@ -54,7 +65,7 @@ export async function benchHttp(opts: { seconds?: number; connections?: number }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  results.push(await load('bare Fastify GET /hello', `http://127.0.0.1:${port}/hello`, {}, seconds, connections));
+  results.push(await load('bare Fastify GET /hello', bare.pid!, `http://127.0.0.1:${port}/hello`, {}, seconds, connections));
   bare.kill('SIGTERM');
 
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
@@ -65,10 +76,10 @@ export async function benchHttp(opts: { seconds?: number; connections?: number }
     const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };
     const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
     const headers = { 'x-api-key': apiKey };
-    results.push(await load('ours GET /echo/v1/hello (authenticated, metered, 0 credits)', `${server.url}/echo/v1/hello`, headers, seconds, connections));
+    results.push(await load('ours GET /echo/v1/hello (authenticated, metered, 0 credits)', server.child.pid!, `${server.url}/echo/v1/hello`, headers, seconds, connections));
     const tweetUrl = `${server.url}/social/v1/tweets/${sample.tweetIds[0]}`;
     await fetch(tweetUrl, { headers }); // first call fills the store; the rest are cache hits
-    results.push(await load('ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached)', tweetUrl, headers, seconds, connections));
+    results.push(await load('ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached)', server.child.pid!, tweetUrl, headers, seconds, connections));
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

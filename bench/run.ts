@@ -42,12 +42,15 @@ from run to run; the ratios, taken in one run, are what to compare.
 Each server runs in its own process; wrk (one thread, ${50} connections, ${seconds} s after a 2 s
 warm-up) is the client. The bare baseline is Fastify answering \`{"message":"hello"}\` with no
 hooks. Ours goes through the whole pipeline: API-key lookup in the store, rate limit, request id,
-metering headers, metrics; the tweet read also holds and settles 100 credits (two writes to the
-store, grouped with concurrent requests' writes into one commit) and reads the tweet from the store.
+metering headers, metrics; the tweet read also holds 100 credits, reads the tweet from the store,
+and settles: a debit and a ledger entry per call, committed together with the other requests of
+the same event-loop turn. Requests arriving in one turn share one key lookup and, since they all
+ask for the same tweet, one tweet read. The CPU columns give the server process's CPU time per
+request (from /proc), which the load generator sharing the 2 cores disturbs less than throughput.
 
-| endpoint | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare |
-|---|---|---|---|---|---|
-${http.map((r) => `| ${r.name} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${ratio(r.requestsPerSec, bare!.requestsPerSec)} |`).join('\n')}
+| endpoint | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) |
+|---|---|---|---|---|---|---|---|
+${http.map((r) => `| ${r.name} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${ratio(r.requestsPerSec, bare!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(bare!.cpuUsPerRequest, r.cpuUsPerRequest)} |`).join('\n')}
 
 Targets: echo ≥ 0.7 of bare (${ratio(echo!.requestsPerSec, bare!.requestsPerSec)} measured); cached, charged tweet ≥ 0.6 of
 bare (${ratio(tweet!.requestsPerSec, bare!.requestsPerSec)} measured) with p99 ≤ 10 ms at 50 connections (${tweet!.p99Ms} ms measured).

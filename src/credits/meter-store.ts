@@ -70,8 +70,15 @@ interface PendingCharge {
   accountId: string;
   amount: number;
   info: ChargeInfo;
-  done: (o: ChargeOutcome) => void;
-  fail: (err: unknown) => void;
+  resolve: (r: { charged: number; balance: number } | undefined) => void;
+  reject: (err: unknown) => void;
+}
+
+function deliver(c: PendingCharge, o: ChargeOutcome): void {
+  if (o === 'gone') c.resolve(undefined);
+  else if ('insufficient' in o) {
+    c.reject(new AppError('insufficient_credits', `This call costs ${c.amount} credits and your available balance is ${o.insufficient}.`, { required: c.amount, balance: o.insufficient }));
+  } else c.resolve(o);
 }
 
 // SQLite: the hold lives in this process (a store on one host, one writer at a time), and the charge
@@ -210,28 +217,20 @@ export class SqliteMeterStore implements MeterStore {
   settle(reservationId: string, info: ChargeInfo): Promise<{ charged: number; balance: number } | undefined> {
     const h = this.holds.get(reservationId);
     if (!h) return Promise.resolve(undefined);
+    let batch = this.batch;
+    if (!batch) {
+      const b: PendingCharge[] = (batch = this.batch = []);
+      this.grouped(() => this.chargeAll(b)).then(
+        (outcomes) => outcomes.forEach((o, i) => deliver(b[i]!, o)),
+        (err) => b.forEach((c) => c.reject(err)),
+      );
+    }
+    // No closures of our own per call: under tsx each named one costs a defineProperty.
+    const c = { reservationId, accountId: h.accountId, amount: h.amount, info } as PendingCharge;
+    batch.push(c);
     return new Promise((resolve, reject) => {
-      let batch = this.batch;
-      if (!batch) {
-        const b: PendingCharge[] = (batch = this.batch = []);
-        this.grouped(() => this.chargeAll(b)).then(
-          (outcomes) => outcomes.forEach((o, i) => b[i]!.done(o)),
-          (err) => b.forEach((c) => c.fail(err)),
-        );
-      }
-      batch.push({
-        reservationId,
-        accountId: h.accountId,
-        amount: h.amount,
-        info,
-        done: (o) => {
-          if (o === 'gone') resolve(undefined);
-          else if ('insufficient' in o) {
-            reject(new AppError('insufficient_credits', `This call costs ${h.amount} credits and your available balance is ${o.insufficient}.`, { required: h.amount, balance: o.insufficient }));
-          } else resolve(o);
-        },
-        fail: reject,
-      });
+      c.resolve = resolve;
+      c.reject = reject;
     });
   }
 
