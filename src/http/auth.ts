@@ -46,13 +46,13 @@ export function authHook(deps: Deps, keys: KeyResolver) {
     const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId) ?? 600;
     request.auth = { keyId: rec.keyId, accountId: rec.accountId, planId: rec.planId, balance: rec.balance, rateLimitPerMinute: perMinute };
     const d = deps.rateLimiter.take(rec.keyId, perMinute);
-    if (d instanceof Promise) return d.then((x) => applyLimit(reply, perMinute, x));
-    applyLimit(reply, perMinute, d);
+    if (d instanceof Promise) return d.then((x) => applyLimit(request, reply, perMinute, x));
+    applyLimit(request, reply, perMinute, d);
   };
 
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     try {
-      reply.header('x-request-id', request.id);
+      // x-request-id goes out with the rate-limit headers, or with the error envelope.
       const raw = request.headers['x-api-key'];
       const key = Array.isArray(raw) ? raw[0] : raw;
       if (!key) throw new AppError('missing_api_key', 'Send your API key in the X-API-Key header.');
@@ -66,8 +66,8 @@ export function authHook(deps: Deps, keys: KeyResolver) {
   };
 }
 
-function applyLimit(reply: FastifyReply, perMinute: number, d: RateDecision): void {
-  reply.headers({ 'ratelimit-limit': d.limit, 'ratelimit-remaining': d.remaining, 'ratelimit-reset': d.resetSeconds });
+function applyLimit(request: FastifyRequest, reply: FastifyReply, perMinute: number, d: RateDecision): void {
+  reply.headers({ 'x-request-id': request.id, 'ratelimit-limit': d.limit, 'ratelimit-remaining': d.remaining, 'ratelimit-reset': d.resetSeconds });
   if (!d.allowed) {
     throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute reached; retry in ${d.retryAfterSeconds} s.`, { retryAfterSeconds: d.retryAfterSeconds }, {
       'retry-after': String(d.retryAfterSeconds),
