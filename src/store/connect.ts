@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { BACKSTOP_FRAMES, BackgroundCheckpointer } from './checkpointer.js';
+import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -56,23 +56,15 @@ export function openStore(opts: StoreOptions): Store {
   // Other processes (the `sdg` command line, a second server) may hold the write lock briefly.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  // Statement journals (each grouped job is a savepoint) in memory rather than spilled to temp files.
+  // Statement journals (savepoints of grouped jobs, see group-commit.ts) in memory, not in temp files.
   sqlite.pragma('temp_store = MEMORY');
-  let checkpointer: BackgroundCheckpointer | undefined;
-  if (file !== ':memory:') {
-    // Checkpoints run in a worker (see checkpointer.ts); after a long stretch of writes without a
-    // reset, the WAL file is cut back to 64 MiB.
-    sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
-    sqlite.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-    checkpointer = new BackgroundCheckpointer(path, () => {
-      if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
-    });
-  }
+  // Once this connection writes fast, checkpoints move to a worker and the page cache grows (see busy-writer.ts).
+  const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const group = new GroupCommit(sqlite);
   const close = async () => {
     // The worker's connection first: the last connection to close checkpoints and removes the WAL.
-    await checkpointer?.close();
+    await busy?.close();
     await db.destroy();
   };
   return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), close };

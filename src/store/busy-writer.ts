@@ -1,0 +1,93 @@
+// What changes once a SQLite connection writes fast (a crawl's ingest, a busy API); a process that
+// writes little (the command line, an export) keeps SQLite's defaults and its memory.
+//
+// - Checkpoints leave the event loop. SQLite's automatic checkpoint runs inside the commit that
+//   crosses its threshold (1,000 pages), on the writer's thread, with two fsyncs: under a bulk
+//   ingest that is a third of the time. A worker thread with a connection of its own takes over
+//   (about 10 MB): a PASSIVE checkpoint every 100 ms copies committed frames to the database file
+//   while writers go on. The main connection's automatic checkpoint stays as a backstop at a high
+//   threshold: it fires only when the WAL could not be reset for a long stretch of writes (a reset
+//   needs a moment where every frame is copied), and has little left to copy when it does.
+//   The WAL file then keeps its size after a reset, up to 256 MiB: cutting it back and growing it
+//   again costs the writer block allocations on every frame.
+// - The page cache grows from 2 MB to 64 MB. New tweets land all over two of the tweets indexes
+//   (by id and by time: a page of one account's tweets spreads across everyone's), so with the
+//   default cache nearly every insert first reads an index page back from the file.
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
+
+/** Frames in the WAL before the writer checkpoints itself, once the worker runs (4 KiB pages: 128 MiB). */
+const BACKSTOP_FRAMES = 32_768;
+const CACHE_KIB = 64 * 1024;
+const WAL_KEPT_BYTES = 256 * 1024 * 1024;
+/** Rows changed by this connection within one look (every 200 ms) that switch to the busy settings. */
+const START_ROWS = 2_000;
+const LOOK_MS = 200;
+const CHECKPOINT_MS = 100;
+
+// Plain CommonJS, so the worker needs no TypeScript loader: open, checkpoint on a timer, close on
+// request. A failed checkpoint (another process holds the checkpoint lock) is retried next tick.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('synchronous = NORMAL');
+const timer = setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+}, workerData.intervalMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+export class BusyWriter {
+  private worker: Worker | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private readonly look: NodeJS.Timeout;
+  private lastChanges = 0;
+
+  /** `sqlite` is the store's connection to the WAL database at `path`. */
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    private readonly path: string,
+  ) {
+    const totalChanges = sqlite.prepare('select total_changes()').pluck();
+    this.look = setInterval(() => {
+      if (!sqlite.open) return;
+      const n = totalChanges.get() as number;
+      if (n - this.lastChanges >= START_ROWS) this.start();
+      this.lastChanges = n;
+    }, LOOK_MS);
+    this.look.unref();
+  }
+
+  private start(): void {
+    clearInterval(this.look);
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path: this.path, intervalMs: CHECKPOINT_MS } });
+    // Never what keeps the process alive.
+    worker.unref();
+    // If the worker cannot run, the writer checkpoints as it did before.
+    worker.on('error', () => {
+      if (this.sqlite.open) this.sqlite.pragma('wal_autocheckpoint = 1000');
+    });
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    this.worker = worker;
+    this.sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
+    this.sqlite.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
+    this.sqlite.pragma(`cache_size = -${CACHE_KIB}`);
+  }
+
+  /** Stops looking and closes the worker's connection (after a checkpoint in progress). */
+  async close(): Promise<void> {
+    clearInterval(this.look);
+    if (!this.worker) return;
+    // Held open until the worker is gone (an unref'd worker would let the process exit mid-wait).
+    this.worker.ref();
+    this.worker.postMessage('close');
+    await this.exited;
+  }
+}
