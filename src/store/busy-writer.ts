@@ -17,8 +17,8 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 
-/** Frames in the WAL before the writer checkpoints itself, once the worker runs (4 KiB pages: 128 MiB). */
-const BACKSTOP_FRAMES = 32_768;
+/** Frames in the WAL before the writer checkpoints itself, once the worker runs (4 KiB pages: 256 MiB). */
+const BACKSTOP_FRAMES = 65_536;
 const CACHE_KIB = 64 * 1024;
 const WAL_KEPT_BYTES = 256 * 1024 * 1024;
 /** Rows changed by this connection within one look (every 200 ms) that switch to the busy settings. */
