@@ -30,7 +30,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) {
         const replay = await claimIdempotencyKey(deps, request);
         if (replay) {
-          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': 0, 'x-credits-remaining': auth.balance });
+          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': String(auth.balance) });
           return reply.type('application/json; charset=utf-8').send(replay.body);
         }
       }
@@ -62,7 +62,8 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       await undo(deps, request);
       throw err;
     }
-    reply.headers({ 'x-credits-charged': m.charged, 'x-credits-remaining': m.balanceAfter ?? auth.balance, 'content-type': 'application/json; charset=utf-8' });
+    // Header values as strings: Node's header writer is several µs slower per response given numbers.
+    reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': String(m.balanceAfter ?? auth.balance), 'content-type': 'application/json; charset=utf-8' });
     return reply.send(body);
   };
 }
@@ -87,5 +88,5 @@ async function undo(deps: Deps, request: FastifyRequest): Promise<void> {
 /** Error answers of keyed routes carry the credit headers too (nothing charged). */
 export function creditHeaders(request: FastifyRequest, reply: FastifyReply): void {
   if (!request.auth) return;
-  reply.headers({ 'x-credits-charged': 0, 'x-credits-remaining': request.metering?.balanceAfter ?? request.auth.balance });
+  reply.headers({ 'x-credits-charged': '0', 'x-credits-remaining': String(request.metering?.balanceAfter ?? request.auth.balance) });
 }
