@@ -86,7 +86,8 @@ export async function benchExport(opts: { tweets: number } = { tweets: 1_000_000
     // The export job, timed, with peak RSS.
     const id = newExportId(Date.now());
     await createExport(db, { id, accountId, start: new Date(DAY_START).toISOString(), end: new Date(DAY_START + 86_400_000).toISOString(), now: new Date().toISOString() });
-    const child = await runChild(['--import', 'tsx', 'bench/export-child.ts', dir, id]);
+    // The compiled program, as `npm start` runs it (`npm run bench` builds it first).
+    const child = await runChild(['dist/bench/export-child.js', dir, id]);
     const { seconds: exportSeconds, peakRss, baselineRss } = JSON.parse(child) as { seconds: number; peakRss: number; baselineRss: number };
     const rec = (await findExport(db, id))!;
     if (rec.status !== 'completed' || Number(rec.tweet_count) !== n) throw new Error(`export ended ${rec.status} with ${rec.tweet_count} tweets`);

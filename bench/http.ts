@@ -70,7 +70,8 @@ export async function benchHttp(opts: { seconds?: number; connections?: number }
 
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
   const env = { DATA_DIR: dataDir, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
-  const server = await startServer(env);
+  // As `npm start` runs it: the compiled program (`npm run bench` builds it first).
+  const server = await startServer(env, 30_000, ['dist/src/cli/main.js', 'serve']);
   try {
     const created = await runSdg(['accounts', 'create', '--name', 'bench', '--credits', '1000000000000', '--rate-limit-per-minute', '100000000', '--json'], env);
     const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };

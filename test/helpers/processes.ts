@@ -23,9 +23,10 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+/** `entry`: the program and its arguments (default: the TypeScript sources through tsx). */
+export async function startServer(env: Record<string, string>, timeoutMs = 30_000, entry = ['--import', 'tsx', 'src/cli/main.ts', 'serve']): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
