@@ -51,10 +51,13 @@ async function load(name: string, pid: number, url: string, headers: Record<stri
   return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx };
 }
 
-export async function benchHttp(opts: { seconds?: number; connections?: number } = {}): Promise<HttpResult[]> {
+// The host's other load comes and goes (this is a shared 2-core VM), so each endpoint is measured
+// in several rounds, the three taking turns within a round, and the round with the highest
+// throughput is kept for each: a short stall elsewhere cannot land on one endpoint only.
+export async function benchHttp(opts: { seconds?: number; connections?: number; rounds?: number } = {}): Promise<HttpResult[]> {
   const seconds = opts.seconds ?? 10;
   const connections = opts.connections ?? 50;
-  const results: HttpResult[] = [];
+  const rounds = opts.rounds ?? 3;
 
   const port = await freePort();
   const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], { cwd: repoRoot, env: { ...process.env, PORT: String(port) }, stdio: 'inherit' });
@@ -65,8 +68,6 @@ export async function benchHttp(opts: { seconds?: number; connections?: number }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  results.push(await load('bare Fastify GET /hello', bare.pid!, `http://127.0.0.1:${port}/hello`, {}, seconds, connections));
-  bare.kill('SIGTERM');
 
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
   const env = { DATA_DIR: dataDir, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
@@ -77,15 +78,27 @@ export async function benchHttp(opts: { seconds?: number; connections?: number }
     const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };
     const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
     const headers = { 'x-api-key': apiKey };
-    results.push(await load('ours GET /echo/v1/hello (authenticated, metered, 0 credits)', server.child.pid!, `${server.url}/echo/v1/hello`, headers, seconds, connections));
     const tweetUrl = `${server.url}/social/v1/tweets/${sample.tweetIds[0]}`;
     await fetch(tweetUrl, { headers }); // first call fills the store; the rest are cache hits
-    results.push(await load('ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached)', server.child.pid!, tweetUrl, headers, seconds, connections));
+    const plan = [
+      () => load('bare Fastify GET /hello', bare.pid!, `http://127.0.0.1:${port}/hello`, {}, seconds, connections),
+      () => load('ours GET /echo/v1/hello (authenticated, metered, 0 credits)', server.child.pid!, `${server.url}/echo/v1/hello`, headers, seconds, connections),
+      () => load('ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached)', server.child.pid!, tweetUrl, headers, seconds, connections),
+    ];
+    const best: HttpResult[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < plan.length; i++) {
+        const res = await plan[i]!();
+        console.error(`round ${r + 1}: ${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request`);
+        if (!best[i] || res.requestsPerSec > best[i]!.requestsPerSec) best[i] = res;
+      }
+    }
+    return best;
   } finally {
+    bare.kill('SIGTERM');
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return results;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
