@@ -30,7 +30,7 @@ export async function benchIngest(opts: { tweets?: number } = {}): Promise<Recor
   const bumped: Tweet[] = tweets.map((t) => ({ ...t, metrics: { ...t.metrics, views: t.metrics.views + 1 } }));
   const fetchedAt = new Date().toISOString();
 
-  // 1. upsertTweets, in calls of 1,000.
+  // 1. The tweet store, in calls of 5,000 new tweets; then the refresh, in calls of 1,000.
   const a = await freshStore();
   let t0 = performance.now();
   let inserted = 0;
