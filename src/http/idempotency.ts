@@ -63,12 +63,11 @@ export async function claimIdempotencyKey(deps: Deps, request: FastifyRequest): 
   return { statusCode: prior.status_code, body: prior.response_body };
 }
 
-/** Keeps a success for replays (only successes are kept: a failure changed nothing). */
+/** Keeps a success for replays (only successes are kept: a failure changed nothing and frees its key). */
 export async function saveIdempotentResponse(deps: Deps, request: FastifyRequest, statusCode: number, body: string): Promise<void> {
   const key = request.metering?.idempotencyKey;
   if (!key || !request.auth) return;
   request.metering!.idempotencyKey = undefined;
-  if (statusCode >= 300) return forgetIdempotencyKey(deps, request.auth.accountId, key);
   await deps.store.db
     .updateTable('idempotency_keys')
     .set({ status_code: statusCode, response_body: body })

@@ -47,6 +47,8 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       if (payload instanceof Promise) payload = await payload;
       route.validate?.(reply.statusCode, payload);
       body = reply.serialize(payload) as string;
+      // Charged only for a 2xx: a handler that answers otherwise without throwing is a failure too.
+      if (reply.statusCode < 200 || reply.statusCode >= 300) await undo(deps, request);
       if (m.reservationId) {
         const id = m.reservationId;
         m.reservationId = undefined;
