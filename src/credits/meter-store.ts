@@ -1,13 +1,14 @@
-// The per-request hot path of metering: key lookup, reserve, settle, release. Two implementations
-// of one interface: SQLite runs each step as one synchronous prepared-statement transaction (no
-// await inside, so nothing interleaves); Postgres runs each step as one statement (data-modifying
-// CTEs), so every step is one round trip and atomic on its own.
+// The per-request hot path of metering: key lookup, hold, settle, release. Two implementations of
+// one interface: SQLite keeps holds in the process and settles a turn's charges in one group-commit
+// job (see SqliteMeterStore); Postgres keeps holds in the database and runs each step as one
+// statement (data-modifying CTEs), so every step is one round trip and atomic on its own.
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { newId, nowIso } from '../domain/ids.js';
 import type { Database } from '../store/schema.js';
 import type { Store } from '../store/connect.js';
 import { AppError } from '../errors/app-error.js';
+import { TurnMemo } from '../store/turn-memo.js';
 
 export interface AuthRecord {
   keyId: string;
@@ -94,9 +95,9 @@ export class SqliteMeterStore implements MeterStore {
   private readonly releaseStoredOp: (id: string) => boolean;
   private readonly holds = new Map<string, { accountId: string; amount: number }>();
   private readonly held = new Map<string, number>();
-  // Balances read in this event-loop turn: requests arriving together share one read.
-  private readonly seen = new Map<string, number>();
-  private clearScheduled = false;
+  // Available balances, read once per event-loop turn (0 for an unknown account).
+  private readonly seen = new TurnMemo<string, number>();
+  private readonly readAvailable: (accountId: string) => number;
 
   constructor(
     db: SQLite.Database,
@@ -109,6 +110,8 @@ export class SqliteMeterStore implements MeterStore {
     );
     this.balanceStmt = db.prepare('select balance, balance - reserved as available from accounts where id = ?');
     const read = this.balanceStmt;
+    // Holds kept in the database by an older version count against the balance too.
+    this.readAvailable = (accountId) => read.get(accountId)?.available ?? 0;
     const takeHold = db.prepare<[string], { account_id: string; amount: number }>('delete from credit_reservations where id = ? returning account_id, amount');
     const unhold = db.prepare('update accounts set reserved = reserved - ? where id = ?');
     this.releaseStoredOp = (id) => {
@@ -176,27 +179,9 @@ export class SqliteMeterStore implements MeterStore {
     return r && toAuth(r);
   }
 
-  private remember(accountId: string, balance: number): void {
-    this.seen.set(accountId, balance);
-    if (!this.clearScheduled) {
-      this.clearScheduled = true;
-      setImmediate(() => {
-        this.clearScheduled = false;
-        this.seen.clear();
-      });
-    }
-  }
-
   reserve(accountId: string, amount: number): ReserveResult {
     checkAmount(amount);
-    let balance = this.seen.get(accountId);
-    if (balance === undefined) {
-      const row = this.balanceStmt.get(accountId);
-      // Holds kept in the database by an older version count against the balance too.
-      balance = row ? row.available : 0;
-      if (row) this.remember(accountId, balance);
-    }
-    const available = balance - (this.held.get(accountId) ?? 0);
+    const available = this.seen.get(accountId, this.readAvailable) - (this.held.get(accountId) ?? 0);
     if (available < amount) return { ok: false, available: Math.max(0, available) };
     const id = newId('rsv');
     this.holds.set(id, { accountId, amount });

@@ -4,35 +4,25 @@ import type { AuthRecord, MeterStore } from '../credits/meter-store.js';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from './context.js';
 import type { RateDecision } from './rate-limit.js';
+import { TurnMemo } from '../store/turn-memo.js';
 
 type Lookup = AuthRecord | undefined | Promise<AuthRecord | undefined>;
 
-/**
- * Resolves API keys to their records. Requests that arrive in the same event-loop turn share one
- * lookup per key (under load, dozens of requests a turn carry the same key); the next turn reads
- * again, so a revocation or plan change committed before a request arrived is always seen.
- */
+/** Resolves API keys to their records: one lookup per key per event-loop turn (see TurnMemo). */
 export class KeyResolver {
-  private memo = new Map<string, Lookup>();
-  private clearScheduled = false;
+  private readonly memo = new TurnMemo<string, Lookup>();
+  private readonly lookup: (key: string) => Lookup;
 
-  constructor(private readonly meter: Pick<MeterStore, 'findKey'>) {}
+  constructor(meter: Pick<MeterStore, 'findKey'>) {
+    this.lookup = (key) => (isWellFormedKey(key) ? meter.findKey(hashApiKey(key)) : undefined);
+  }
 
   resolve(key: string): Lookup {
-    const known = this.memo.get(key);
-    if (known !== undefined || this.memo.has(key)) return known;
-    const found = isWellFormedKey(key) ? this.meter.findKey(hashApiKey(key)) : undefined;
-    this.memo.set(key, found);
-    if (!this.clearScheduled) {
-      this.clearScheduled = true;
-      setImmediate(() => this.forget());
-    }
-    return found;
+    return this.memo.get(key, this.lookup);
   }
 
   /** Called when this process changes a key, so even a request in the same turn sees it. */
   forget(): void {
-    this.clearScheduled = false;
     this.memo.clear();
   }
 }

@@ -3,13 +3,13 @@
 // share one lookup, as a popular tweet's readers do; the next turn reads again.
 import type { Tweet } from '../domain/models.js';
 import type { Store } from '../store/connect.js';
+import { TurnMemo } from '../store/turn-memo.js';
 import { findTweet, type Stored } from './social-repo.js';
 
 type Found = Stored<Tweet> | undefined;
 
 export class TweetLookup {
-  private memo = new Map<string, Found | Promise<Found>>();
-  private clearScheduled = false;
+  private readonly memo = new TurnMemo<string, Found | Promise<Found>>();
   private readonly read: (id: string) => Found | Promise<Found>;
 
   constructor(store: Store) {
@@ -25,18 +25,7 @@ export class TweetLookup {
   }
 
   get(id: string): Found | Promise<Found> {
-    const known = this.memo.get(id);
-    if (known !== undefined || this.memo.has(id)) return known;
-    const found = this.read(id);
-    this.memo.set(id, found);
-    if (!this.clearScheduled) {
-      this.clearScheduled = true;
-      setImmediate(() => {
-        this.clearScheduled = false;
-        this.memo.clear();
-      });
-    }
-    return found;
+    return this.memo.get(id, this.read);
   }
 
   /** After this process stored a newer copy. */
