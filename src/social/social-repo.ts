@@ -48,9 +48,11 @@ export async function findProfiles(db: Kysely<Database>, ids: string[]): Promise
   return out;
 }
 
+export const storedTweet = (r: { data: string; fetched_at: string }): Stored<Tweet> => ({ value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at });
+
 export async function findTweet(db: Kysely<Database>, id: string): Promise<Stored<Tweet> | undefined> {
   const r = await db.selectFrom('tweets').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
-  return r && { value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at };
+  return r && storedTweet(r);
 }
 
 export async function findTweets(db: Kysely<Database>, ids: string[]): Promise<Map<string, Tweet>> {

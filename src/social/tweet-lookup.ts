@@ -4,7 +4,7 @@
 import type { Tweet } from '../domain/models.js';
 import type { Store } from '../store/connect.js';
 import { TurnMemo } from '../store/turn-memo.js';
-import { findTweet, type Stored } from './social-repo.js';
+import { findTweet, storedTweet, type Stored } from './social-repo.js';
 
 type Found = Stored<Tweet> | undefined;
 
@@ -17,7 +17,7 @@ export class TweetLookup {
       const stmt = store.sqlite.prepare<[string], { data: string; fetched_at: string }>('select data, fetched_at from tweets where id = ?');
       this.read = (id) => {
         const r = stmt.get(id);
-        return r && { value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at };
+        return r && storedTweet(r);
       };
     } else {
       this.read = (id) => findTweet(store.db, id);
