@@ -51,6 +51,13 @@ async function load(name: string, pid: number, url: string, headers: Record<stri
   return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx };
 }
 
+// Both servers run compiled, with the same V8 flag. On 2 cores with wrk on one of them, V8's four
+// parallel GC helper threads fight wrk and the server's main thread; a process then sometimes
+// settles into a mode where those helpers burn 3x the CPU for its whole life (measured: the same
+// build at 41 or 87 µs CPU a request, depending on the process). Collecting on the main thread
+// only removes that coin toss for both servers alike.
+export const SERVER_FLAGS = ['--single-threaded-gc'];
+
 // The host's other load comes and goes (this is a shared 2-core VM), so each endpoint is measured
 // in several rounds, the three taking turns within a round, and the round with the highest
 // throughput is kept for each: a short stall elsewhere cannot land on one endpoint only.
@@ -60,7 +67,7 @@ export async function benchHttp(opts: { seconds?: number; connections?: number; 
   const rounds = opts.rounds ?? 3;
 
   const port = await freePort();
-  const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], { cwd: repoRoot, env: { ...process.env, PORT: String(port) }, stdio: 'inherit' });
+  const bare = spawn(process.execPath, [...SERVER_FLAGS, 'dist/bench/bare-server.js'], { cwd: repoRoot, env: { ...process.env, PORT: String(port) }, stdio: 'inherit' });
   for (let i = 0; i < 100; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/hello`)).ok) break;
@@ -72,7 +79,7 @@ export async function benchHttp(opts: { seconds?: number; connections?: number; 
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
   const env = { DATA_DIR: dataDir, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
   // As `npm start` runs it: the compiled program (`npm run bench` builds it first).
-  const server = await startServer(env, 30_000, ['dist/src/cli/main.js', 'serve']);
+  const server = await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']);
   try {
     const created = await runSdg(['accounts', 'create', '--name', 'bench', '--credits', '1000000000000', '--rate-limit-per-minute', '100000000', '--json'], env);
     const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };

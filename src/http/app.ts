@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newRequestId } from '../domain/ids.js';
 import { registerRoutes } from '../routes/index.js';
+import { answered } from './answered.js';
 import { authHook } from './auth.js';
 import type { App, Deps } from './context.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
@@ -48,8 +49,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   // Only JSON bodies: text/plain and friends get 415 in the error envelope.
   app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler());
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  app.setErrorHandler(errorHandler(deps));
+  app.setNotFoundHandler(notFoundHandler(deps));
 
   // Every route: its cost from configuration by operationId, the error envelope in its responses,
   // and, unless public, the key check before it and the metering around its handler. Hooks are
@@ -57,6 +58,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   const keyCheck = authHook(deps, deps.keys);
   const requestIdOnly = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
+    done();
+  };
+  // Keyed routes are counted where they answer (see answered.ts); public ones when they finish.
+  const publicAnswered = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    answered(deps, request, reply);
     done();
   };
   const checkResponses = opts.validateResponses ? responseChecker() : undefined;
@@ -77,6 +83,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       first(request, reply, done);
     };
     route.onRequest = [hook, ...own] as typeof route.onRequest;
+    if (isPublic) {
+      const ownDone = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : [];
+      route.onResponse = [publicAnswered, ...ownDone] as typeof route.onResponse;
+    }
     if (!isPublic) {
       const responses = route.schema?.response as Record<string, TSchema> | undefined;
       route.handler = metered(deps, route.handler, {
@@ -104,14 +114,6 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeUrl ?? 'unknown';
-    deps.metrics.http.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    if (reply.statusCode >= 500) request.log.warn({ status: reply.statusCode, route }, 'request failed');
-    else request.log.debug({ status: reply.statusCode, route, ms: reply.elapsedTime }, 'request completed');
-    done();
-  });
-
   registerRoutes(app, deps);
   return app;
 }

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
+import { answered } from './answered.js';
+import type { Deps } from './context.js';
 import { creditHeaders } from './metering.js';
 
 interface ValidationIssue {
@@ -55,15 +57,24 @@ export function toAppError(err: FastifyError | AppError | Error): { appError: Ap
   return { appError: new AppError('internal_error', 'Something went wrong on our side; the call was not charged. Please retry.'), internal: true };
 }
 
-export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const { appError, internal } = toAppError(err);
-  if (internal) request.log.error({ err }, 'unhandled error');
-  reply.header('x-request-id', request.id);
-  creditHeaders(request, reply);
-  return sendError(reply, request.id, appError);
+export function errorHandler(deps: Deps) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const { appError, internal } = toAppError(err);
+    if (internal) request.log.error({ err }, 'unhandled error');
+    reply.header('x-request-id', request.id);
+    creditHeaders(request, reply);
+    sendError(reply, request.id, appError);
+    // Public routes are counted by their own onResponse hook.
+    if (request.routeOptions.config?.public !== true) answered(deps, request, reply);
+    return reply;
+  };
 }
 
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  reply.header('x-request-id', request.id);
-  return sendError(reply, request.id, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+export function notFoundHandler(deps: Deps) {
+  return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    reply.header('x-request-id', request.id);
+    sendError(reply, request.id, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+    answered(deps, request, reply);
+    return reply;
+  };
 }

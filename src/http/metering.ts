@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { AppError } from '../errors/app-error.js';
+import { answered } from './answered.js';
 import type { Deps } from './context.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from './idempotency.js';
 
@@ -31,6 +32,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
         const replay = await claimIdempotencyKey(deps, request);
         if (replay) {
           reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': String(auth.balance) });
+          answered(deps, request, reply);
           return reply.type('application/json; charset=utf-8').send(replay.body);
         }
       }
@@ -56,7 +58,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
         if (s) {
           m.charged = s.charged;
           m.balanceAfter = s.balance;
-          deps.metrics.creditsCharged.inc({ route: route.route }, s.charged);
+          deps.metrics.creditsCharged.inc(route.route, s.charged);
         }
       }
       if (m.idempotencyKey) await saveIdempotentResponse(deps, request, reply.statusCode, body);
@@ -66,6 +68,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
     }
     // Header values as strings: Node's header writer is several µs slower per response given numbers.
     reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': String(m.balanceAfter ?? auth.balance), 'content-type': 'application/json; charset=utf-8' });
+    answered(deps, request, reply);
     return reply.send(body);
   };
 }

@@ -1,10 +1,11 @@
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   /** sdg_http_requests_total and sdg_http_request_duration_seconds, per route and method. */
   http: RequestMetrics;
-  creditsCharged: Counter<'route'>;
+  /** sdg_credits_charged_total, per route. */
+  creditsCharged: RouteCounter;
 }
 
 /** A registry per app (not prom-client's global one), so tests can build several apps in one process. */
@@ -14,7 +15,7 @@ export function createMetrics(): Metrics {
   return {
     registry,
     http: new RequestMetrics(registry),
-    creditsCharged: new Counter({ name: 'sdg_credits_charged_total', help: 'Credits charged for successful calls', labelNames: ['route'], registers: [registry] }),
+    creditsCharged: new RouteCounter(registry, 'sdg_credits_charged_total', 'Credits charged for successful calls'),
   };
 }
 
@@ -80,5 +81,19 @@ export class RequestMetrics {
       values,
       aggregator: 'sum',
     };
+  }
+}
+
+/** A counter per route, kept as plain numbers for the same reason as RequestMetrics. */
+export class RouteCounter {
+  private readonly counts = new Map<string, number>();
+
+  constructor(registry: Registry, name: string, help: string) {
+    const get = () => ({ name, help, type: 'counter', aggregator: 'sum', values: [...this.counts].map(([route, value]) => ({ labels: { route }, value })) });
+    registry.registerMetric({ name, help, type: 'counter', get } as never);
+  }
+
+  inc(route: string, by: number): void {
+    this.counts.set(route, (this.counts.get(route) ?? 0) + by);
   }
 }

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createMetrics } from '../../src/http/metrics.js';
+import { startHarness } from '../helpers/harness.js';
 
 test('requests are counted per route, method and status; latencies fall in cumulative buckets', async () => {
   const m = createMetrics();
@@ -26,4 +27,32 @@ test('requests are counted per route, method and status; latencies fall in cumul
   // 20 s is beyond the last finite bucket: only +Inf counts it.
   assert.equal(line('sdg_http_request_duration_seconds_bucket{le="10",route="/b/:id",method="POST"}'), '0');
   assert.equal(line('sdg_http_request_duration_seconds_bucket{le="+Inf",route="/b/:id",method="POST"}'), '1');
+});
+
+// Each request is counted exactly once, wherever it is answered: the metering wrapper (keyed
+// successes), the error handler (refusals before and inside a handler), the not-found handler, and
+// the public routes' own hook. A double count or a missed path shows here.
+test('every kind of answer is counted once in /metrics, and charged credits per route', async () => {
+  const h = await startHarness('sqlite', { COSTS: JSON.stringify({ echoHello: 5 }) });
+  try {
+    const acct = await h.account({ credits: 1_000 });
+    const key = { 'x-api-key': acct.apiKey };
+    for (let i = 0; i < 3; i++) assert.equal((await h.app.inject({ url: '/echo/v1/hello', headers: key })).statusCode, 200);
+    assert.equal((await h.app.inject({ url: '/echo/v1/hello' })).statusCode, 401);
+    assert.equal((await h.app.inject({ url: '/api/v1/usage?limit=abc', headers: key })).statusCode, 400);
+    assert.equal((await h.app.inject({ url: '/no/such/route', headers: key })).statusCode, 404);
+    assert.equal((await h.app.inject({ url: '/healthz' })).statusCode, 200);
+    const res = await h.app.inject({ url: '/metrics' });
+    const line = (prefix: string) => res.body.split('\n').find((l) => l.startsWith(prefix + ' '))?.split(' ')[1];
+    assert.equal(line('sdg_http_requests_total{route="/echo/v1/hello",method="GET",status="200"}'), '3');
+    assert.equal(line('sdg_http_requests_total{route="/echo/v1/hello",method="GET",status="401"}'), '1');
+    assert.equal(line('sdg_http_requests_total{route="/api/v1/usage",method="GET",status="400"}'), '1');
+    assert.equal(line('sdg_http_requests_total{route="unknown",method="GET",status="404"}'), '1');
+    assert.equal(line('sdg_http_requests_total{route="/healthz",method="GET",status="200"}'), '1');
+    assert.equal(line('sdg_http_request_duration_seconds_count{route="/echo/v1/hello",method="GET"}'), '4');
+    assert.equal(line('sdg_credits_charged_total{route="/echo/v1/hello"}'), '15');
+    assert.match(res.body, /# TYPE sdg_credits_charged_total counter/);
+  } finally {
+    await h.close();
+  }
 });

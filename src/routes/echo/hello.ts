@@ -9,7 +9,7 @@ export function registerEchoHello(app: App): void {
   app.get(
     '/echo/v1/hello',
     { schema: { operationId: 'echoHello', tags: ['echo'], summary: 'Says hello: checks a key and connectivity.', response: { 200: single(EchoHello) } } },
-    async (request) => ({
+    (request) => ({
       data: { message: 'hello' as const, accountId: request.auth!.accountId, timestamp: nowIso() },
       meta: { requestId: request.id, cached: false },
     }),
