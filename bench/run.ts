@@ -47,14 +47,16 @@ from run to run; the ratios, taken in one run, are what to compare.
 
 ## HTTP: our endpoints against bare Fastify
 
-Each server runs in its own process; wrk (one thread, ${50} connections, ${seconds} s after a 2 s
-warm-up) is the client. Each endpoint is measured in ${rounds} rounds, the three taking turns, and
-the round with the highest throughput is shown (the host's other load comes and goes). The bare baseline is Fastify answering \`{"message":"hello"}\` with no
+Each server runs in its own process, compiled, with the same Node flag (\`--single-threaded-gc\`),
+and every server is pinned to the last CPU and wrk (one thread, ${50} connections, ${seconds} s after a
+2 s warm-up) to the first; why, under "Where the time goes". Each endpoint is measured in ${rounds}
+rounds, the three taking turns, and the round with the highest throughput is shown (the host's
+other load comes and goes). The bare baseline is Fastify answering \`{"message":"hello"}\` with no
 hooks. Ours goes through the whole pipeline: API-key lookup in the store, rate limit, request id,
 metering headers, metrics; the tweet read also holds 100 credits, reads the tweet from the store,
 and settles: a debit and a ledger entry per call, committed together with the other requests of
 the same event-loop turn. Requests arriving in one turn share one key lookup and, since they all
-ask for the same tweet, one tweet read. The CPU columns give the server process's CPU time per
+ask for the same tweet, one tweet read, which is answered with the tweet's JSON as stored. The CPU columns give the server process's CPU time per
 request (from /proc), which the load generator sharing the 2 cores disturbs less than throughput.
 
 | endpoint | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) |

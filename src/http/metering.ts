@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import { answered } from './answered.js';
+import { JsonText } from './json-text.js';
 import type { Deps } from './context.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from './idempotency.js';
 
@@ -47,8 +48,13 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       }
       let payload = inner.call(this, request, reply);
       if (payload instanceof Promise) payload = await payload;
-      route.validate?.(reply.statusCode, payload);
-      body = reply.serialize(payload) as string;
+      if (payload instanceof JsonText) {
+        route.validate?.(reply.statusCode, JSON.parse(payload.text));
+        body = payload.text;
+      } else {
+        route.validate?.(reply.statusCode, payload);
+        body = reply.serialize(payload) as string;
+      }
       // Charged only for a 2xx: a handler that answers otherwise without throwing is a failure too.
       if (reply.statusCode < 200 || reply.statusCode >= 300) await undo(deps, request);
       if (m.reservationId) {

@@ -48,11 +48,17 @@ export async function findProfiles(db: Kysely<Database>, ids: string[]): Promise
   return out;
 }
 
-export const storedTweet = (r: { data: string; fetched_at: string }): Stored<Tweet> => ({ value: JSON.parse(r.data) as Tweet, fetchedAt: r.fetched_at });
+/** A stored tweet as the JSON text it was stored as: served without parsing and serializing again. */
+export interface StoredTweetJson {
+  json: string;
+  fetchedAt: string;
+}
 
-export async function findTweet(db: Kysely<Database>, id: string): Promise<Stored<Tweet> | undefined> {
+export const storedTweetJson = (r: { data: string; fetched_at: string }): StoredTweetJson => ({ json: r.data, fetchedAt: r.fetched_at });
+
+export async function findTweetJson(db: Kysely<Database>, id: string): Promise<StoredTweetJson | undefined> {
   const r = await db.selectFrom('tweets').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
-  return r && storedTweet(r);
+  return r && storedTweetJson(r);
 }
 
 export async function findTweets(db: Kysely<Database>, ids: string[]): Promise<Map<string, Tweet>> {

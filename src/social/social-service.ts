@@ -9,13 +9,13 @@ import {
   findCommunity,
   findProfileByUsername,
   findProfiles,
-  findTweet,
   findTweets,
   getListCache,
   putListCache,
   upsertCommunity,
   upsertProfiles,
   upsertRetweets,
+  type StoredTweetJson,
 } from './social-repo.js';
 import { toAppError } from './source-errors.js';
 import type { TweetLookup } from './tweet-lookup.js';
@@ -25,6 +25,9 @@ export interface Read<T> {
   value: T;
   cached: boolean;
 }
+
+/** A fresh stored tweet comes as the JSON text it was stored as; a fetched one as the object. */
+export type TweetRead = { cached: true; json: string } | { cached: false; value: Tweet };
 
 export interface Page<T> {
   items: T[];
@@ -48,8 +51,8 @@ export class SocialService {
     private readonly source: DataSource,
     private readonly tweets: TweetStore,
     private readonly cache: Config['cache'],
-    private readonly now: () => number = Date.now,
-    private readonly lookup?: TweetLookup,
+    private readonly now: () => number,
+    private readonly lookup: TweetLookup,
   ) {}
 
   private fresh(fetchedAt: string, seconds: number): boolean {
@@ -69,12 +72,22 @@ export class SocialService {
     return { value: profile, cached: false };
   }
 
-  async tweet(id: string): Promise<Read<Tweet>> {
-    const stored = await (this.lookup ? this.lookup.get(id) : findTweet(this.db, id));
-    if (stored && this.fresh(stored.fetchedAt, this.cache.tweetSeconds)) return { value: stored.value, cached: true };
+  /** Synchronous when the tweet is stored and fresh on SQLite: the hot path costs no promise. */
+  tweet(id: string): TweetRead | Promise<TweetRead> {
+    const stored = this.lookup.get(id);
+    if (stored instanceof Promise) return stored.then((s) => this.tweetFrom(id, s));
+    return this.tweetFrom(id, stored);
+  }
+
+  private tweetFrom(id: string, stored: StoredTweetJson | undefined): TweetRead | Promise<TweetRead> {
+    if (stored && this.fresh(stored.fetchedAt, this.cache.tweetSeconds)) return { json: stored.json, cached: true };
+    return this.fetchTweet(id);
+  }
+
+  private async fetchTweet(id: string): Promise<TweetRead> {
     const tweet = await this.source.getTweet(id).catch((e) => toAppError(e, 'tweet'));
     await this.tweets.write(this.db, [tweet], this.stamp());
-    this.lookup?.forget(id);
+    this.lookup.forget(id);
     return { value: tweet, cached: false };
   }
 
