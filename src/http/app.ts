@@ -1,5 +1,6 @@
 // Builds the Fastify app from already-built dependencies: plugins, hooks, error envelope and routes.
-import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { pino, stdSerializers, type DestinationStream, type LoggerOptions } from 'pino';
 import type { TSchema } from '@sinclair/typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -10,7 +11,7 @@ import { answered } from './answered.js';
 import { authHook } from './auth.js';
 import type { App, Deps } from './context.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
-import { lazyChildLogger } from './lazy-logger.js';
+import { withLazyChildren } from './lazy-logger.js';
 import { metered } from './metering.js';
 import { ErrorEnvelope } from './schemas.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
@@ -19,21 +20,29 @@ import { validatorCompiler } from './validators.js';
 export interface AppOptions {
   /** Tests: check every response against its route's schema (a mismatch becomes a 500). */
   validateResponses?: boolean;
-  logger?: FastifyServerOptions['logger'];
+  /** `false`: no logs (tests); otherwise our logger, with this level and destination if given. */
+  logger?: false | { level?: string; stream?: DestinationStream };
+}
+
+/** pino with what must never be logged redacted, and request paths without their query strings. */
+function appLogger(level: string, stream?: DestinationStream) {
+  const options: LoggerOptions = {
+    level,
+    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    serializers: {
+      // Query strings may hold signatures of download links: log the path only.
+      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0], requestId: req.id }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      err: stdSerializers.err,
+    },
+  };
+  return withLazyChildren(stream ? pino(options, stream) : pino(options));
 }
 
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
   const app = Fastify({
-    logger: opts.logger ?? {
-      level: deps.config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-      serializers: {
-        // Query strings may hold signatures of download links: log the path only.
-        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0], requestId: req.id }),
-      },
-    },
+    ...(opts.logger === false ? { logger: false } : { loggerInstance: appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream) }),
     disableRequestLogging: true,
-    childLoggerFactory: lazyChildLogger,
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,

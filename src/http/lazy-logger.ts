@@ -58,8 +58,18 @@ class LazyChildLogger {
   }
 }
 
-export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions): FastifyBaseLogger {
-  // A route with a level of its own needs its own child to apply it.
-  if (opts.level) return logger.child(bindings, opts);
-  return new LazyChildLogger(logger, bindings, opts) as unknown as FastifyBaseLogger;
+/**
+ * The app's root logger: pino, except that the child Fastify asks for on every request is made only
+ * when something is written to it. Done here rather than with Fastify's childLoggerFactory option,
+ * because Fastify checks the seven methods of every custom factory's logger on every request.
+ */
+export function withLazyChildren(root: Logger): FastifyBaseLogger {
+  // Inherits every method and setting of `root`; only child() differs. Children made for real come
+  // from root's own child(), so bindings and serializers work as pino's always do.
+  const facade = Object.create(root) as Logger;
+  const child = (bindings: Bindings, opts?: ChildLoggerOptions): FastifyBaseLogger =>
+    // A route with a level of its own needs its own child to apply it.
+    opts?.level ? root.child(bindings, opts) : (new LazyChildLogger(root as unknown as FastifyBaseLogger, bindings, opts ?? {}) as unknown as FastifyBaseLogger);
+  Object.defineProperty(facade, 'child', { value: child, enumerable: false });
+  return facade as unknown as FastifyBaseLogger;
 }
