@@ -11,7 +11,7 @@ import { repoRoot } from '../test/helpers/processes.js';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const exportTweets = Number(process.env.BENCH_EXPORT_TWEETS ?? 1_000_000);
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const http = await benchHttp({ seconds, connections: 50, rounds });
 console.log(JSON.stringify(http, null, 2));
 // The ingest in rounds too, keeping the round where the crawl writer was fastest.
@@ -96,13 +96,28 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   metrics kept outside prom-client's labelled observe (1.1 µs to 0.03 µs); the per-request child
   logger made only when a line is logged; header values given to Node as strings (Node's header
   writer took 5 µs longer per response when given numbers).
-- What stops the echo at about 0.5: the contract's answer itself. Bare Fastify extended with only a
-  request id from our generator, one onRequest and one onResponse hook, the echo's response schema
-  and a handler wrapper that serializes and sets two headers (no key, no store, no metrics) already
-  spent about 27 µs of server CPU per request against 20 to 24 for bare in one series of runs; the key
-  check, rate limit, six contract headers, metrics and logging add about 3 to 5 µs more. About
-  half of bare's own cost is the kernel's (a read and a writev per request on loopback), which
-  every variant pays, so the ratio's ceiling is set by the fixed cost of the answer's shape.
+- HTTP, how it is measured (found 2026-11-23): the same bare Fastify, pinned to cpu0 with wrk on
+  cpu1, spent 44 µs of CPU a request; pinned to cpu1 with wrk on cpu0, 25 µs, in back-to-back runs.
+  An unpinned process stays on the CPU the scheduler first gave it, so before pinning, each ratio
+  partly measured where the two servers happened to land (the ratios recorded before this date
+  suffered from it, in either direction). Separately, unpinned, a process with V8's default four
+  GC helper threads sometimes spent three times the CPU in those helpers for its whole life (the
+  same build at 41 and 87 µs a request; the main thread the same in both); \`--single-threaded-gc\`
+  on both servers removes that. The host's other tenants still move every number by up to a third
+  from one minute to the next, which is why rounds take turns and the best is kept.
+- HTTP, what changed on 2026-11-23: no global onResponse hook (each answer is counted where it is
+  made: the metering wrapper, the error and not-found handlers, a hook on public routes only); the
+  credits-charged counter kept as plain numbers like the request metrics; per-request child loggers
+  made lazy through the root logger rather than Fastify's childLoggerFactory, which Fastify
+  validates on every request; the cached tweet answered with its JSON as stored (before: JSON.parse
+  once per turn, then fast-json-stringify per request, whose ~100-piece string Node then flattened
+  to write it); no promise on the handler path when the tweet is in the store.
+- What remains between the echo and bare, measured by taking parts away (pinned, best of five
+  rounds): the key check with its rate limit and headers about 3.5 µs of CPU a request, the metering
+  wrapper about 2.5 µs, and about 9 µs in Fastify doing what bare does not: a hook runner for the
+  route's onRequest hook, a request id from random bytes, a logger per request, the response schema
+  and six more headers. About half of bare's own cost is the kernel's (a read and a writev per
+  request on loopback), which every variant pays.
 - Crawl ingest into SQLite (200,000 tweets, 4 KiB pages) went from 26,000-32,000 to about 50,000
   tweets/s by taking work off the writer's thread: checkpoints run in a worker thread instead of in
   the commit that crosses 1,000 WAL pages (two fsyncs on the event loop each time); crawl pages and
