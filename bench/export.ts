@@ -48,7 +48,7 @@ async function timeGzip(input: string, output: string): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
-export async function benchExport(opts: { tweets: number } = { tweets: 1_000_000 }): Promise<Record<string, unknown>> {
+export async function benchExport(opts: { tweets: number; rounds?: number } = { tweets: 1_000_000 }): Promise<Record<string, unknown>> {
   const n = opts.tweets;
   const dir = mkdtempSync(join(tmpdir(), 'sdg-bench-export-'));
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', PLANS_FILE: '' });
@@ -83,22 +83,38 @@ export async function benchExport(opts: { tweets: number } = { tweets: 1_000_000
     }
     const seedSeconds = (performance.now() - t0) / 1000;
 
-    // The export job, timed, with peak RSS.
-    const id = newExportId(Date.now());
-    await createExport(db, { id, accountId, start: new Date(DAY_START).toISOString(), end: new Date(DAY_START + 86_400_000).toISOString(), now: new Date().toISOString() });
-    // The compiled program, as `npm start` runs it (`npm run bench` builds it first).
-    const child = await runChild(['dist/bench/export-child.js', dir, id]);
-    const { seconds: exportSeconds, peakRss, baselineRss } = JSON.parse(child) as { seconds: number; peakRss: number; baselineRss: number };
-    const rec = (await findExport(db, id))!;
-    if (rec.status !== 'completed' || Number(rec.tweet_count) !== n) throw new Error(`export ended ${rec.status} with ${rec.tweet_count} tweets`);
-    const file = join(config.exports.dir, rec.object_key);
-
-    // gzip -6 on the same uncompressed bytes.
+    // The export job, timed, with peak RSS, and gzip -6 on the same uncompressed bytes, in rounds
+    // that take turns (the host's other load comes and goes, and lands on one vCPU more than the
+    // other); the fastest of each is kept.
+    let exportSeconds = Infinity;
+    let gzipSeconds = Infinity;
+    let peakRss = 0;
+    let baselineRss = 0;
+    let rec: Awaited<ReturnType<typeof findExport>>;
+    let rawBytes = 0;
+    let gzipBytes = 0;
     const raw = join(dir, 'export.jsonl');
-    await pipeline(createReadStream(file), createGunzip(), createWriteStream(raw));
-    const rawBytes = statSync(raw).size;
-    const gzipSeconds = await timeGzip(raw, join(dir, 'export.jsonl.gz'));
-    const gzipBytes = statSync(join(dir, 'export.jsonl.gz')).size;
+    for (let r = 0; r < (opts.rounds ?? 3); r++) {
+      const id = newExportId(Date.now());
+      await createExport(db, { id, accountId, start: new Date(DAY_START).toISOString(), end: new Date(DAY_START + 86_400_000).toISOString(), now: new Date().toISOString() });
+      // The compiled program, as `npm start` runs it (`npm run bench` builds it first).
+      const child = JSON.parse(await runChild(['dist/bench/export-child.js', dir, id])) as { seconds: number; peakRss: number; baselineRss: number };
+      rec = (await findExport(db, id))!;
+      if (rec.status !== 'completed' || Number(rec.tweet_count) !== n) throw new Error(`export ended ${rec.status} with ${rec.tweet_count} tweets`);
+      if (child.seconds < exportSeconds) exportSeconds = child.seconds;
+      // Memory is a ceiling, not a speed: the highest of the rounds is reported.
+      peakRss = Math.max(peakRss, child.peakRss);
+      baselineRss = Math.max(baselineRss, child.baselineRss);
+      if (r === 0) {
+        await pipeline(createReadStream(join(config.exports.dir, rec.object_key)), createGunzip(), createWriteStream(raw));
+        rawBytes = statSync(raw).size;
+      }
+      const g = await timeGzip(raw, join(dir, 'export.jsonl.gz'));
+      if (g < gzipSeconds) gzipSeconds = g;
+      gzipBytes = statSync(join(dir, 'export.jsonl.gz')).size;
+      console.error(`export round ${r + 1}: export ${child.seconds.toFixed(2)} s, gzip -6 ${g.toFixed(2)} s`);
+    }
+    rec = rec!;
 
     return {
       tweets: n,
