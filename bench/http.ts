@@ -75,7 +75,7 @@ async function load(name: string, pid: number, url: string, headers: Record<stri
 // settles into a mode where those helpers burn 3x the CPU for its whole life (measured: the same
 // build at 41 or 87 µs CPU a request, depending on the process). Collecting on the main thread
 // only removes that coin toss for both servers alike.
-export const SERVER_FLAGS = ['--single-threaded-gc'];
+const SERVER_FLAGS = ['--single-threaded-gc'];
 
 // The host's other load comes and goes (this is a shared 2-core VM), so each endpoint is measured
 // in several rounds, the three taking turns within a round, and the round with the highest

@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import { createMetrics } from '../../src/http/metrics.js';
 import { startHarness } from '../helpers/harness.js';
 
+/** The value of the exposition line that starts with `series`. */
+const valueOf = (text: string, series: string) => text.split('\n').find((l) => l.startsWith(series + ' '))?.split(' ')[1];
+
 test('requests are counted per route, method and status; latencies fall in cumulative buckets', async () => {
   const m = createMetrics();
   m.http.observe('/a', 'GET', 200, 0.0005);
@@ -12,7 +15,7 @@ test('requests are counted per route, method and status; latencies fall in cumul
   m.http.observe('/a', 'GET', 404, 0.003);
   m.http.observe('/b/:id', 'POST', 201, 20);
   const text = await m.registry.metrics();
-  const line = (prefix: string) => text.split('\n').find((l) => l.startsWith(prefix + ' '))?.split(' ')[1];
+  const line = (series: string) => valueOf(text, series);
   assert.match(text, /# TYPE sdg_http_requests_total counter/);
   assert.match(text, /# TYPE sdg_http_request_duration_seconds histogram/);
   assert.equal(line('sdg_http_requests_total{route="/a",method="GET",status="200"}'), '2');
@@ -43,7 +46,7 @@ test('every kind of answer is counted once in /metrics, and charged credits per 
     assert.equal((await h.app.inject({ url: '/no/such/route', headers: key })).statusCode, 404);
     assert.equal((await h.app.inject({ url: '/healthz' })).statusCode, 200);
     const res = await h.app.inject({ url: '/metrics' });
-    const line = (prefix: string) => res.body.split('\n').find((l) => l.startsWith(prefix + ' '))?.split(' ')[1];
+    const line = (series: string) => valueOf(res.body, series);
     assert.equal(line('sdg_http_requests_total{route="/echo/v1/hello",method="GET",status="200"}'), '3');
     assert.equal(line('sdg_http_requests_total{route="/echo/v1/hello",method="GET",status="401"}'), '1');
     assert.equal(line('sdg_http_requests_total{route="/api/v1/usage",method="GET",status="400"}'), '1');
