@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from './context.js';
+import { logOf } from './logging.js';
 
 // Counts, times and (for failures) logs one answer. Called exactly once per request, where the
 // answer is made: the metering wrapper, the error and not-found handlers, and an onResponse hook on
@@ -8,8 +9,10 @@ import type { Deps } from './context.js';
 export function answered(deps: Deps, request: FastifyRequest, reply: FastifyReply): void {
   const route = request.routeUrl ?? 'unknown';
   const status = reply.statusCode;
-  const ms = reply.elapsedTime;
+  // Unknown routes have no hook to start the clock: they are timed as instant.
+  const ms = request.startedAt === 0 ? 0 : performance.now() - request.startedAt;
   deps.metrics.http.observe(route, request.method, status, ms / 1000);
-  if (status >= 500) request.log.warn({ status, route }, 'request failed');
-  else request.log.debug({ status, route, ms }, 'request completed');
+  const log = logOf(request);
+  if (status >= 500) log.warn({ requestId: request.id, status, route }, 'request failed');
+  else if (log.isLevelEnabled('debug')) log.debug({ requestId: request.id, status, route, ms }, 'request completed');
 }

@@ -1,6 +1,6 @@
 // Builds the Fastify app from already-built dependencies: plugins, hooks, error envelope and routes.
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { pino, stdSerializers, type DestinationStream, type LoggerOptions } from 'pino';
+import type { DestinationStream } from 'pino';
 import type { TSchema } from '@sinclair/typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -11,7 +11,7 @@ import { answered } from './answered.js';
 import { authHook } from './auth.js';
 import type { App, Deps } from './context.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
-import { withLazyChildren } from './lazy-logger.js';
+import { appLogger } from './logging.js';
 import { metered } from './metering.js';
 import { ErrorEnvelope } from './schemas.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
@@ -24,24 +24,10 @@ export interface AppOptions {
   logger?: false | { level?: string; stream?: DestinationStream };
 }
 
-/** pino with what must never be logged redacted, and request paths without their query strings. */
-function appLogger(level: string, stream?: DestinationStream) {
-  const options: LoggerOptions = {
-    level,
-    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-    serializers: {
-      // Query strings may hold signatures of download links: log the path only.
-      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, path: req.url.split('?')[0], requestId: req.id }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      err: stdSerializers.err,
-    },
-  };
-  return withLazyChildren(stream ? pino(options, stream) : pino(options));
-}
-
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
   const app = Fastify({
-    ...(opts.logger === false ? { logger: false } : { loggerInstance: appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream) }),
+    // Our logger is set as app.log below; why Fastify has none of its own: see logging.ts.
+    logger: false,
     disableRequestLogging: true,
     genReqId: newRequestId,
     requestIdHeader: false,
@@ -49,11 +35,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     trustProxy: deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.log = opts.logger === false ? appLogger('silent') : appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream);
 
   // Set per request by our hooks; declared up front so every request object has the same shape.
   app.decorateRequest('auth', undefined);
   app.decorateRequest('metering', undefined);
   app.decorateRequest('routeUrl', undefined);
+  app.decorateRequest('startedAt', 0);
 
   // Only JSON bodies: text/plain and friends get 415 in the error envelope.
   app.removeContentTypeParser(['text/plain']);
@@ -88,6 +76,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     const first = isPublic ? requestIdOnly : keyCheck;
     const url = route.url;
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      request.startedAt = performance.now();
       request.routeUrl = url;
       first(request, reply, done);
     };

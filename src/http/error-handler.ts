@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
 import { answered } from './answered.js';
 import type { Deps } from './context.js';
+import { logOf } from './logging.js';
 import { creditHeaders } from './metering.js';
 
 interface ValidationIssue {
@@ -60,7 +61,7 @@ export function toAppError(err: FastifyError | AppError | Error): { appError: Ap
 export function errorHandler(deps: Deps) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const { appError, internal } = toAppError(err);
-    if (internal) request.log.error({ err }, 'unhandled error');
+    if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
     reply.header('x-request-id', request.id);
     creditHeaders(request, reply);
     sendError(reply, request.id, appError);

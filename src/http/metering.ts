@@ -24,7 +24,28 @@ type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => 
 export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredRoute): RouteHandlerMethod {
   const inner = handler as unknown as Handler;
   const { cost } = route;
-  return async function meteredHandler(this: unknown, request: FastifyRequest, reply: FastifyReply) {
+
+  // The payload as the text to send: stored JSON as is, anything else through the route's serializer.
+  const toBody = (reply: FastifyReply, payload: unknown): string => {
+    if (payload instanceof JsonText) {
+      route.validate?.(reply.statusCode, JSON.parse(payload.text));
+      return payload.text;
+    }
+    route.validate?.(reply.statusCode, payload);
+    return reply.serialize(payload) as string;
+  };
+
+  const send = (request: FastifyRequest, reply: FastifyReply, body: string): void => {
+    const m = request.metering!;
+    // Header values as strings: Node's header writer is several µs slower per response given numbers.
+    reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': String(m.balanceAfter ?? request.auth!.balance), 'content-type': 'application/json; charset=utf-8' });
+    answered(deps, request, reply);
+    reply.send(body);
+  };
+
+  // Handlers below answer with reply.send() and return undefined: an async handler that returned the
+  // reply itself would make Fastify wait on it as a thenable, one more job per request.
+  const charged = async function meteredHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const auth = request.auth!;
     const m = (request.metering = { charged: 0 } as NonNullable<FastifyRequest['metering']>);
     let body: string;
@@ -34,7 +55,8 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
         if (replay) {
           reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': String(auth.balance) });
           answered(deps, request, reply);
-          return reply.type('application/json; charset=utf-8').send(replay.body);
+          reply.type('application/json; charset=utf-8').send(replay.body);
+          return undefined;
         }
       }
       if (cost > 0) {
@@ -48,13 +70,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       }
       let payload = inner.call(this, request, reply);
       if (payload instanceof Promise) payload = await payload;
-      if (payload instanceof JsonText) {
-        route.validate?.(reply.statusCode, JSON.parse(payload.text));
-        body = payload.text;
-      } else {
-        route.validate?.(reply.statusCode, payload);
-        body = reply.serialize(payload) as string;
-      }
+      body = toBody(reply, payload);
       // Charged only for a 2xx: a handler that answers otherwise without throwing is a failure too.
       if (reply.statusCode < 200 || reply.statusCode >= 300) await undo(deps, request);
       if (m.reservationId) {
@@ -72,11 +88,21 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       await undo(deps, request);
       throw err;
     }
-    // Header values as strings: Node's header writer is several µs slower per response given numbers.
-    reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': String(m.balanceAfter ?? auth.balance), 'content-type': 'application/json; charset=utf-8' });
-    answered(deps, request, reply);
-    return reply.send(body);
+    send(request, reply, body);
+    return undefined;
   };
+  if (cost > 0) return charged as RouteHandlerMethod;
+
+  // A free route holds and settles nothing, so unless an Idempotency-Key must be claimed, the wrapper
+  // is synchronous, and a synchronous handler answers with no promise at all.
+  return function freeHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+    if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) return charged.call(this, request, reply);
+    request.metering = { charged: 0 };
+    const payload = inner.call(this, request, reply);
+    if (payload instanceof Promise) return payload.then((p) => send(request, reply, toBody(reply, p)));
+    send(request, reply, toBody(reply, payload));
+    return undefined;
+  } as RouteHandlerMethod;
 }
 
 /** A failed call: its hold is released and its idempotency claim freed, so a corrected retry can run. */

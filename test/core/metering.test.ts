@@ -1,8 +1,11 @@
 // The metering wrapper charges only answers that are 2xx, whether the handler throws or not.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Writable } from 'node:stream';
 import Fastify, { type RouteHandlerMethod } from 'fastify';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
+import { buildApp } from '../../src/http/app.js';
+import { appLogger } from '../../src/http/logging.js';
 import { metered } from '../../src/http/metering.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
@@ -14,7 +17,10 @@ after(() => h.close());
 
 test('a handler that sets a non-2xx status without throwing is not charged; a 2xx one is', async () => {
   const a = await h.account({ credits: 100 });
+  // As buildApp sets up every app: our logger, and the request's start time.
   const app = Fastify();
+  app.log = appLogger('silent');
+  app.decorateRequest('startedAt', 0);
   app.addHook('onRequest', async (request) => {
     request.auth = { keyId: 'key_t', accountId: a.accountId, planId: 'free', balance: 100, rateLimitPerMinute: 600 };
   });
@@ -37,6 +43,37 @@ test('a handler that sets a non-2xx status without throwing is not charged; a 2x
     assert.equal(ok.headers['x-credits-remaining'], '70');
     assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 70);
     assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 70);
+  } finally {
+    await app.close();
+  }
+});
+
+test('an unexpected failure is a 500 in the envelope: not charged, no internals shown, logged with its request id', async () => {
+  const a = await h.account({ credits: 1000 });
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  const broken = Object.create(h.deps.social) as typeof h.deps.social;
+  broken.community = () => Promise.reject(new TypeError('secret internals: cannot read x of undefined'));
+  const app = await buildApp({ ...h.deps, social: broken }, { logger: { level: 'error', stream } });
+  try {
+    const res = await app.inject({ url: '/social/v1/communities/1234', headers: { 'x-api-key': a.apiKey } });
+    assert.equal(res.statusCode, 500);
+    const body = JSON.parse(res.body) as { error: { code: string; message: string }; meta: { requestId: string } };
+    assert.equal(body.error.code, 'internal_error');
+    assert.ok(!res.body.includes('secret internals'));
+    assert.equal(body.meta.requestId, res.headers['x-request-id']);
+    assert.equal(res.headers['x-credits-charged'], '0');
+    assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 1000);
+    assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 1000);
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; requestId?: string; err?: { message: string; stack: string } });
+    const line = logged.find((l) => l.msg === 'unhandled error');
+    assert.equal(line?.requestId, body.meta.requestId);
+    assert.match(line?.err?.stack ?? '', /secret internals/);
   } finally {
     await app.close();
   }

@@ -99,10 +99,16 @@ for (const backend of backends()) {
       });
       const app = await buildApp(h.deps, { logger: { level: 'trace', stream } });
       const a = await h.account();
-      await app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': a.apiKey } });
-      await app.inject({ url: '/api/v1/usage?limit=zz', headers: { 'x-api-key': a.apiKey } });
+      const ok = await app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': a.apiKey } });
+      const bad = await app.inject({ url: '/api/v1/usage?limit=zz', headers: { 'x-api-key': a.apiKey } });
       await app.close();
-      assert.ok(lines.length > 0, 'something was logged at trace level');
+      // Each answer is logged at debug, under the request id the caller was given.
+      const logged = lines.map((l) => JSON.parse(l) as { msg: string; requestId?: string; status?: number; route?: string });
+      for (const [res, status] of [[ok, 200], [bad, 400]] as const) {
+        const line = logged.find((l) => l.requestId === res.headers['x-request-id']);
+        assert.equal(line?.msg, 'request completed');
+        assert.equal(line?.status, status);
+      }
       assert.ok(!lines.join('').includes(a.apiKey));
     });
   });

@@ -6,6 +6,7 @@ import { DOWNLOAD_PATH, verifyDownload } from '../../bulk/download-link.js';
 import { findExport } from '../../bulk/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App, Deps } from '../../http/context.js';
+import { logOf } from '../../http/logging.js';
 
 export function registerDownloadFile(app: App, deps: Deps): void {
   app.get(
@@ -26,6 +27,9 @@ export function registerDownloadFile(app: App, deps: Deps): void {
       verifyDownload(deps.secret, id, key, request.query.expires ?? '', request.query.sig ?? '', deps.bulk.clock().getTime());
       const info = key ? await deps.bulk.objects.stat(key) : undefined;
       if (!row || !key || !info) throw new AppError('not_found', 'This export file is no longer available; request a new export.');
+      const file = deps.bulk.objects.createReadStream(key);
+      // Once the headers are out, a failing read can only cut the transfer short: say so in the log.
+      file.on('error', (err) => logOf(request).warn({ requestId: request.id, exportId: row.id, err }, 'export download failed mid-transfer'));
       return reply
         .header('content-type', 'application/gzip')
         .header('content-length', String(info.sizeBytes))
@@ -34,7 +38,7 @@ export function registerDownloadFile(app: App, deps: Deps): void {
         // A download is a one-off transfer. Also, a keep-alive connection that served a streamed body
         // with a Content-Length is not seen as idle by Node's server, so a graceful stop would wait for it.
         .header('connection', 'close')
-        .send(deps.bulk.objects.createReadStream(key));
+        .send(file);
     },
   );
 }
