@@ -32,6 +32,11 @@ export function nowIso(): string {
   return lastIso;
 }
 
+// Request ids: a random prefix drawn once per process, then a counter. Unique across processes and
+// restarts (72 random bits) without random bytes and a base64 encoding per request. A request id
+// labels a request in answers, logs and the ledger; it is never a secret.
+const requestPrefix = newId('req', 9);
+let requests = 0;
 export function newRequestId(): string {
-  return newId('req', 12);
+  return requestPrefix + (requests++).toString(36);
 }

@@ -37,7 +37,8 @@ interface Series {
 // counts live in plain per-route records and are turned into prom-client's metric format when
 // /metrics is read. Exposed as the same two series a Counter and a Histogram would give.
 export class RequestMetrics {
-  private readonly series = new Map<string, Series>();
+  /** By route, then method: no key to build per request. */
+  private readonly series = new Map<string, Map<string, Series>>();
 
   constructor(registry: Registry) {
     const get = (kind: 'count' | 'time') => () => this.collect(kind);
@@ -46,9 +47,10 @@ export class RequestMetrics {
   }
 
   observe(route: string, method: string, status: number, seconds: number): void {
-    const key = method + route;
-    let s = this.series.get(key);
-    if (!s) this.series.set(key, (s = { route, method, statuses: new Map(), buckets: new Float64Array(BUCKETS.length + 1), sum: 0, count: 0 }));
+    let byMethod = this.series.get(route);
+    if (!byMethod) this.series.set(route, (byMethod = new Map()));
+    let s = byMethod.get(method);
+    if (!s) byMethod.set(method, (s = { route, method, statuses: new Map(), buckets: new Float64Array(BUCKETS.length + 1), sum: 0, count: 0 }));
     s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
     let i = 0;
     while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
@@ -59,7 +61,7 @@ export class RequestMetrics {
 
   private collect(kind: 'count' | 'time') {
     const values: Array<{ metricName?: string; labels: Record<string, string | number>; value: number }> = [];
-    for (const s of this.series.values()) {
+    for (const s of [...this.series.values()].flatMap((m) => [...m.values()])) {
       if (kind === 'count') {
         for (const [status, n] of s.statuses) values.push({ labels: { route: s.route, method: s.method, status: String(status) }, value: n });
         continue;
