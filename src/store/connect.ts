@@ -1,9 +1,10 @@
 // The store's two backends behind one Kysely instance: SQLite (embedded default) and Postgres.
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database } from './schema.js';
 import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
@@ -27,8 +28,16 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// int8 (COUNT, bigint columns) arrives as text by default; our amounts fit in a double exactly.
-pg.types.setTypeParser(20, (v: string) => Number(v));
+// pg is loaded only for a Postgres store: the embedded default need not carry it (3 MB of heap).
+let pgModule: typeof pg | undefined;
+function loadPg(): typeof pg {
+  if (!pgModule) {
+    pgModule = createRequire(import.meta.url)('pg') as typeof pg;
+    // int8 (COUNT, bigint columns) arrives as text by default; our amounts fit in a double exactly.
+    pgModule.types.setTypeParser(20, (v: string) => Number(v));
+  }
+  return pgModule;
+}
 
 export interface StoreOptions {
   databaseUrl?: string | undefined;
@@ -40,7 +49,7 @@ export interface StoreOptions {
 
 export function openStore(opts: StoreOptions): Store {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    const pool = new (loadPg().Pool)({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

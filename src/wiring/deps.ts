@@ -6,11 +6,10 @@ import { KeyResolver } from '../http/auth.js';
 import { CursorCodec } from '../http/cursor.js';
 import { createMetrics } from '../http/metrics.js';
 import { MemoryRateLimiter } from '../http/rate-limit.js';
-import { RedisRateLimiter } from '../http/rate-limit-redis.js';
 import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { resolveSecret } from './secret.js';
-import { ViemWalletService } from '../connectors/wallet/wallet-service.js';
+import { LazyWalletService } from '../connectors/wallet/lazy-wallet-service.js';
 import { buildSource } from '../sources/build-source.js';
 import { meterStoreFor } from '../credits/meter-store.js';
 import { SocialService } from '../social/social-service.js';
@@ -29,7 +28,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   if (opts.migrate !== false) await migrateToLatest(store);
   const secret = await resolveSecret(store, config.secret);
   const w = config.wallet;
-  const source = buildSource(config, store);
+  const source = await buildSource(config, store);
   const tweetStore = tweetStoreFor(store);
   const meter = meterStoreFor(store);
   return {
@@ -39,7 +38,9 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     keys: new KeyResolver(meter),
     cursors: new CursorCodec(secret),
     // One process: buckets in memory. Several: REDIS_URL shares them.
-    rateLimiter: config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(),
+    // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
+    // used, so the embedded default's heap holds none of them.
+    rateLimiter: config.redisUrl ? new (await import('../http/rate-limit-redis.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(),
     metrics: createMetrics(),
     startedAt: new Date(),
     secret,
@@ -47,7 +48,10 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     tweetStore,
     social: new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store)),
     bulk: buildBulkServices(config),
-    wallet: new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries }),
+    wallet: new LazyWalletService(async () => {
+      const { ViemWalletService } = await import('../connectors/wallet/wallet-service.js');
+      return new ViemWalletService(w.chains, { defaultChain: w.defaultChain, timeoutMs: w.rpcTimeoutMs, retryCount: w.rpcRetries });
+    }),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   startGanache,
   type RunningServer,
 } from './helpers.js';
+import { json, startHarness } from '../helpers/harness.js';
 
 const THOUSAND_ETH = '1000000000000000000000';
 const RECIPIENT = '0x1111111111111111111111111111111111111111';
@@ -44,6 +45,21 @@ describe('ViemWalletService with ganache', () => {
 
   after(async () => {
     await node.close();
+  });
+
+  it('answers through the gateway wired from WALLET_CHAINS (viem loaded on the first call)', async () => {
+    const h = await startHarness('sqlite', { WALLET_CHAINS: JSON.stringify([{ name: 'local', chainId: GANACHE_CHAIN_ID, rpcUrl: node.url, symbol: 'ETH', decimals: 18 }]) });
+    try {
+      const a = await h.account({ credits: 1000 });
+      const res = await h.app.inject({ url: `/wallet/v1/balance/${DETERMINISTIC_ADDRESS}`, headers: { 'x-api-key': a.apiKey } });
+      assert.equal(res.statusCode, 200, res.body);
+      const d = json<{ data: { address: string; chain: string; balance: string } }>(res).data;
+      assert.equal(d.address, DETERMINISTIC_ADDRESS);
+      assert.equal(d.chain, 'local');
+      assert.equal(res.headers['x-credits-charged'], '100');
+    } finally {
+      await h.close();
+    }
   });
 
   it('derives the deterministic account from its key', () => {
