@@ -97,7 +97,7 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   15 to 24 µs a call became about 4 µs; the tweet read as a prepared statement instead of a Kysely
   query (14 µs to 4 µs); the key lookup and SHA-256 (3 to 4 µs) once per key per turn; request
   metrics kept outside prom-client's labelled observe (1.1 µs to 0.03 µs); the per-request child
-  logger made only when a line is logged; header values given to Node as strings (Node's header
+  logger made only when a line is logged (later none at all, below); header values given to Node as strings (Node's header
   writer took 5 µs longer per response when given numbers).
 - HTTP, how it is measured (found 2026-11-23): the same bare Fastify, pinned to cpu0 with wrk on
   cpu1, spent 44 µs of CPU a request; pinned to cpu1 with wrk on cpu0, 25 µs, in back-to-back runs.
@@ -115,12 +115,30 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   validates on every request; the cached tweet answered with its JSON as stored (before: JSON.parse
   once per turn, then fast-json-stringify per request, whose ~100-piece string Node then flattened
   to write it); no promise on the handler path when the tweet is in the store.
-- What remains between the echo and bare, measured by taking parts away (pinned, best of five
-  rounds): the key check with its rate limit and headers about 3.5 µs of CPU a request, the metering
-  wrapper about 2.5 µs, and about 9 µs in Fastify doing what bare does not: a hook runner for the
-  route's onRequest hook, a request id from random bytes, a logger per request, the response schema
-  and six more headers. About half of bare's own cost is the kernel's (a read and a writev per
-  request on loopback), which every variant pays.
+- What remained between the echo and bare before the changes below, measured by taking parts away
+  (pinned, best of five rounds): the key check with its rate limit and headers about 3.5 µs of CPU
+  a request, the metering wrapper about 2.5 µs, and about 9 µs in Fastify doing what bare does not:
+  a hook runner for the route's onRequest hook, a request id from random bytes, a logger per
+  request, the response schema and six more headers. About half of bare's own cost is the kernel's
+  (a read and a writev per request on loopback), which every variant pays.
+- HTTP, what changed later on 2026-11-23 (interleaved A/B runs of the compiled server, pinned):
+  Fastify runs without a logger of its own and our pino is set as \`app.log\`. Given any logger,
+  Fastify makes a child logger for every request and adds and removes two listeners on every
+  response to time it: about 5 µs of CPU a request (echo 45 to 39.5 µs, bare 27 µs, same run). Free
+  routes (the echo, account reads) answer synchronously; handlers no longer return the reply, which
+  Fastify then awaited as a thenable; request ids are a per-process random prefix and a counter; the
+  request metrics are keyed without building a string. Together with the logger, the echo went
+  from about 0.6 to about 0.7 of bare on this day's host.
+- HTTP, the charged tweet's p99: the tail comes from work that pauses the event loop for every
+  request in flight. The charges of a turn commit together (about 0.25 ms a commit, 4 µs a charge
+  measured alone, 1.2 µs of it the ledger's (account, id) index that /api/v1/usage pages by). Full
+  garbage collections run on the main thread under \`--single-threaded-gc\`: with 36 MB of heap at
+  start they paused it 15 to 19 ms about twice every 5 s under this load; loading the optional
+  integrations (viem, @atproto/api, pg, ioredis) only when configured brought the heap at start to
+  22 MB and those pauses to 4 to 14 ms, three or four every 5 s (p99 8.3 to 8.7 ms in three rounds
+  alone, against 9 to 16 ms before). Young-generation collections take 1.2 to 1.7 ms each for the
+  tweet (0.6 ms for the echo), 20 to 25 a second. The host's own stalls come on top; the same build's
+  p99 ranged from 7 to 15 ms between rounds of one run, so the table's figure is that of one round.
 - Crawl ingest into SQLite (200,000 tweets, 4 KiB pages) went from 26,000-32,000 to about 50,000
   tweets/s by taking work off the writer's thread: checkpoints run in a worker thread instead of in
   the commit that crosses 1,000 WAL pages (two fsyncs on the event loop each time); crawl pages and
