@@ -4,11 +4,13 @@
 // statement (data-modifying CTEs), so every step is one round trip and atomic on its own.
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
-import { newId, nowIso } from '../domain/ids.js';
+import { counterIds, nowIso } from '../domain/ids.js';
 import type { Database } from '../store/schema.js';
 import type { Store } from '../store/connect.js';
 import { AppError } from '../errors/app-error.js';
 import { TurnMemo } from '../store/turn-memo.js';
+
+const newReservationId = counterIds('rsv');
 
 export interface AuthRecord {
   keyId: string;
@@ -183,7 +185,7 @@ export class SqliteMeterStore implements MeterStore {
     checkAmount(amount);
     const available = this.seen.get(accountId, this.readAvailable) - (this.held.get(accountId) ?? 0);
     if (available < amount) return { ok: false, available: Math.max(0, available) };
-    const id = newId('rsv');
+    const id = newReservationId();
     this.holds.set(id, { accountId, amount });
     this.held.set(accountId, (this.held.get(accountId) ?? 0) + amount);
     return { ok: true, reservationId: id };
@@ -245,7 +247,7 @@ export class PostgresMeterStore implements MeterStore {
 
   async reserve(accountId: string, amount: number): Promise<ReserveResult> {
     checkAmount(amount);
-    const id = newId('rsv');
+    const id = newReservationId();
     // The conditional UPDATE is the check and the hold at once; the row lock serializes concurrent holds.
     const r = await sql<{ id: string | null; available: number }>`
       with held as (

@@ -32,11 +32,16 @@ export function nowIso(): string {
   return lastIso;
 }
 
-// Request ids: a random prefix drawn once per process, then a counter. Unique across processes and
-// restarts (72 random bits) without random bytes and a base64 encoding per request. A request id
-// labels a request in answers, logs and the ledger; it is never a secret.
-const requestPrefix = newId('req', 9);
-let requests = 0;
-export function newRequestId(): string {
-  return requestPrefix + (requests++).toString(36);
+/**
+ * Ids for things made on every request (`req_…`, `rsv_…`): a random prefix drawn once per process,
+ * then a counter. Unique across processes and restarts (72 random bits) without random bytes and a
+ * base64 encoding each time. They label requests and holds in answers, logs and the ledger, and are
+ * never secrets: anything a caller must not guess (keys, cursors, links) is random or signed.
+ */
+export function counterIds(prefix: string): () => string {
+  const base = newId(prefix, 9);
+  let n = 0;
+  return () => base + (n++).toString(36);
 }
+
+export const newRequestId = counterIds('req');

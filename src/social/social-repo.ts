@@ -51,10 +51,11 @@ export async function findProfiles(db: Kysely<Database>, ids: string[]): Promise
 /** A stored tweet as the JSON text it was stored as: served without parsing and serializing again. */
 export interface StoredTweetJson {
   json: string;
-  fetchedAt: string;
+  /** When it was fetched, in ms: parsed once per read, which readers of the same turn share. */
+  fetchedAtMs: number;
 }
 
-export const storedTweetJson = (r: { data: string; fetched_at: string }): StoredTweetJson => ({ json: r.data, fetchedAt: r.fetched_at });
+export const storedTweetJson = (r: { data: string; fetched_at: string }): StoredTweetJson => ({ json: r.data, fetchedAtMs: Date.parse(r.fetched_at) });
 
 export async function findTweetJson(db: Kysely<Database>, id: string): Promise<StoredTweetJson | undefined> {
   const r = await db.selectFrom('tweets').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();
