@@ -63,11 +63,13 @@ export async function claimIdempotencyKey(deps: Deps, request: FastifyRequest): 
   return { statusCode: prior.status_code, body: prior.response_body };
 }
 
-/** Keeps a success for replays (only successes are kept: a failure changed nothing and frees its key). */
+/**
+ * Keeps a success for replays (only successes are kept: a failure changed nothing and frees its key).
+ * The request still holds its claim afterwards: should its charge fail, forgetIdempotencyKey drops both.
+ */
 export async function saveIdempotentResponse(deps: Deps, request: FastifyRequest, statusCode: number, body: string): Promise<void> {
   const key = request.metering?.idempotencyKey;
   if (!key || !request.auth) return;
-  request.metering!.idempotencyKey = undefined;
   await deps.store.db
     .updateTable('idempotency_keys')
     .set({ status_code: statusCode, response_body: body })
@@ -76,7 +78,10 @@ export async function saveIdempotentResponse(deps: Deps, request: FastifyRequest
     .execute();
 }
 
-/** Frees a claim, so the client may retry with the same key. */
+/**
+ * Frees the claim of a request that failed, with the answer it may have kept before failing, so the
+ * client may retry with the same key. Only the claiming request calls this, while it holds the claim.
+ */
 export async function forgetIdempotencyKey(deps: Deps, accountId: string, key: string): Promise<void> {
-  await deps.store.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('status_code', 'is', null).execute();
+  await deps.store.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).execute();
 }

@@ -73,17 +73,23 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       body = toBody(reply, payload);
       // Charged only for a 2xx: a handler that answers otherwise without throwing is a failure too.
       if (reply.statusCode < 200 || reply.statusCode >= 300) await undo(deps, request);
+      // The answer to an Idempotency-Key is kept before the charge: if keeping it fails, nothing has
+      // been charged; if the charge then fails, undo drops it with the claim, so a retry runs anew.
+      // (A process that dies between the two leaves a kept answer that was never charged: a replay
+      // of it is free, which errs on the caller's side.)
+      if (m.idempotencyKey) await saveIdempotentResponse(deps, request, reply.statusCode, body);
       if (m.reservationId) {
-        const id = m.reservationId;
+        // The hold stays recorded until settled: if settling fails, undo releases it (a no-op if the
+        // failed settle already let it go).
+        const s = await deps.meter.settle(m.reservationId, { requestId: request.id, keyId: auth.keyId, endpoint: route.endpoint });
         m.reservationId = undefined;
-        const s = await deps.meter.settle(id, { requestId: request.id, keyId: auth.keyId, endpoint: route.endpoint });
         if (s) {
           m.charged = s.charged;
           m.balanceAfter = s.balance;
           deps.metrics.creditsCharged.inc(route.route, s.charged);
         }
       }
-      if (m.idempotencyKey) await saveIdempotentResponse(deps, request, reply.statusCode, body);
+      m.idempotencyKey = undefined;
     } catch (err) {
       await undo(deps, request);
       throw err;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { getBalance } from '../../src/credits/credits-repo.js';
+import { sql } from 'kysely';
+import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { MemoryRateLimiter } from '../../src/http/rate-limit.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, json, startHarness, type Harness } from '../helpers/harness.js';
@@ -52,6 +53,63 @@ for (const backend of backends()) {
       await (await import('../../src/credits/credits-repo.js')).grant(h.deps.store.db, a.accountId, 10, 'top up');
       const ok = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: {} });
       assert.equal(ok.statusCode, 201);
+    });
+
+    test('an answer that cannot be kept is a 500 and not charged; the key stays free for the retry', async () => {
+      const a = await h.account({ credits: 100 });
+      const db = h.deps.store.db;
+      // A real failure of the store when the answer is written, not a stand-in for it.
+      if (backend === 'sqlite') {
+        await sql`create trigger sdg_keep_fails before update on idempotency_keys begin select raise(abort, 'disk full'); end`.execute(db);
+      } else {
+        await sql`create function sdg_keep_fails() returns trigger language plpgsql as $$ begin raise exception 'disk full'; end $$`.execute(db);
+        await sql`create trigger sdg_keep_fails before update on idempotency_keys for each row execute function sdg_keep_fails()`.execute(db);
+      }
+      const headers = { 'x-api-key': a.apiKey, 'idempotency-key': 'keep-fails' };
+      try {
+        const failed = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'k' } });
+        assert.equal(failed.statusCode, 500);
+        assert.equal(errorOf(failed).code, 'internal_error');
+        assert.equal(failed.headers['x-credits-charged'], '0');
+        assert.equal((await getBalance(db, a.accountId))!.balance, 100);
+        assert.equal(await ledgerSum(db, a.accountId), 100);
+      } finally {
+        await sql`drop trigger sdg_keep_fails${sql.raw(backend === 'sqlite' ? '' : ' on idempotency_keys')}`.execute(db);
+      }
+      const retried = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'k' } });
+      assert.equal(retried.statusCode, 201);
+      assert.equal(retried.headers['idempotent-replayed'], undefined);
+      assert.equal(retried.headers['x-credits-charged'], '3');
+      const replay = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'k' } });
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.equal((await getBalance(db, a.accountId))!.balance, 97);
+      assert.equal(await ledgerSum(db, a.accountId), 97);
+    });
+
+    test('a charge that fails after the answer was kept drops the answer with the claim: nothing charged, the retry runs', async () => {
+      const a = await h.account({ credits: 100 });
+      const db = h.deps.store.db;
+      const meter = h.deps.meter;
+      const settle = meter.settle;
+      meter.settle = () => Promise.reject(new Error('connection lost'));
+      const headers = { 'x-api-key': a.apiKey, 'idempotency-key': 'charge-fails' };
+      try {
+        const failed = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'k' } });
+        assert.equal(failed.statusCode, 500);
+        assert.equal(failed.headers['x-credits-charged'], '0');
+      } finally {
+        meter.settle = settle;
+      }
+      // The hold was released too: the whole balance can be held again.
+      assert.equal((await getBalance(db, a.accountId))!.balance, 100);
+      const hold = await meter.reserve(a.accountId, 100);
+      assert.ok(hold.ok);
+      await meter.release(hold.reservationId);
+      const retried = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'k' } });
+      assert.equal(retried.statusCode, 201);
+      assert.equal(retried.headers['idempotent-replayed'], undefined);
+      assert.equal(retried.headers['x-credits-charged'], '3');
+      assert.equal(await ledgerSum(db, a.accountId), 97);
     });
 
     test('concurrent requests with one key: exactly one runs', async () => {
