@@ -45,7 +45,8 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
 
   // Handlers below answer with reply.send() and return undefined: an async handler that returned the
   // reply itself would make Fastify wait on it as a thenable, one more job per request.
-  const charged = async function meteredHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // The whole path: Idempotency-Key claim, hold, handler, kept answer, settle.
+  const full = async function meteredHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const auth = request.auth!;
     const m = (request.metering = { charged: 0 } as NonNullable<FastifyRequest['metering']>);
     let body: string;
@@ -97,12 +98,12 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
     send(request, reply, body);
     return undefined;
   };
-  if (cost > 0) return charged as RouteHandlerMethod;
+  if (cost > 0) return full as RouteHandlerMethod;
 
   // A free route holds and settles nothing, so unless an Idempotency-Key must be claimed, the wrapper
   // is synchronous, and a synchronous handler answers with no promise at all.
   return function freeHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) return charged.call(this, request, reply);
+    if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) return full.call(this, request, reply);
     request.metering = { charged: 0 };
     const payload = inner.call(this, request, reply);
     if (payload instanceof Promise) return payload.then((p) => send(request, reply, toBody(reply, p)));

@@ -55,8 +55,12 @@ export class SocialService {
     private readonly lookup: TweetLookup,
   ) {}
 
-  private fresh(fetchedAt: string | number, seconds: number): boolean {
-    return seconds > 0 && (typeof fetchedAt === 'number' ? fetchedAt : Date.parse(fetchedAt)) > this.now() - seconds * 1000;
+  private fresh(fetchedAt: string, seconds: number): boolean {
+    return this.freshAt(Date.parse(fetchedAt), seconds);
+  }
+
+  private freshAt(fetchedAtMs: number, seconds: number): boolean {
+    return seconds > 0 && fetchedAtMs > this.now() - seconds * 1000;
   }
 
   private stamp(): string {
@@ -80,7 +84,7 @@ export class SocialService {
   }
 
   private tweetFrom(id: string, stored: StoredTweetJson | undefined): TweetRead | Promise<TweetRead> {
-    if (stored && this.fresh(stored.fetchedAtMs, this.cache.tweetSeconds)) return { json: stored.json, cached: true };
+    if (stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds)) return { json: stored.json, cached: true };
     return this.fetchTweet(id);
   }
 
