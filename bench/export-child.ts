@@ -1,9 +1,9 @@
 // Runs one export job in a fresh process (argv: DATA_DIR, export id) and prints its time and peak
 // RSS as JSON: the export's own memory, apart from the benchmark's seeding.
-import { runExportNow } from '../src/bulk/export-job.js';
-import { buildBulkServices } from '../src/bulk/wiring.js';
+import { runExportNow } from '../src/exports/export-job.js';
+import { buildBulkServices } from '../src/wiring/background.js';
 import { loadConfig } from '../src/config/config.js';
-import { openStore } from '../src/store/connect.js';
+import { openStore } from '../src/db/connect.js';
 import { withPeakRss } from './fixtures.js';
 
 const [dataDir, id] = process.argv.slice(2);

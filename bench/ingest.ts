@@ -6,14 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ingestPage } from '../src/bulk/crawl-repo.js';
+import { ingestPage } from '../src/crawl/crawl-repo.js';
 import type { Tweet } from '../src/domain/models.js';
 import { claimById } from '../src/jobs/lease.js';
 import { tweetStoreFor } from '../src/social/tweet-store.js';
-import { openStore, type Store } from '../src/store/connect.js';
-import { migrateToLatest } from '../src/store/migrate.js';
+import { openStore, type Store } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
 import { demoTweets } from './fixtures.js';
-import { targetLease } from '../src/bulk/crawl-repo.js';
+import { targetLease } from '../src/crawl/crawl-repo.js';
 
 async function freshStore(): Promise<{ store: Store; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'sdg-bench-ingest-'));

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { newId, nowIso } from '../domain/ids.js';
-import type { Database } from '../store/schema.js';
+import type { Database } from '../db/schema.js';
 import { generateApiKey } from './api-keys.js';
 
 export interface ApiKeyView {

@@ -5,8 +5,8 @@ import { createAccount, createKey, listAccounts, revokeKey } from '../accounts/a
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
 import { getBalance, grant } from '../credits/credits-repo.js';
-import { openStore, type Store } from '../store/connect.js';
-import { migrateToLatest } from '../store/migrate.js';
+import { openStore, type Store } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
 import { CliError, parsePositiveInt, print } from './output.js';
 import { serve } from './serve.js';
 import { DemoSource } from '../sources/demo/demo-source.js';

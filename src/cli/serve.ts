@@ -1,4 +1,4 @@
-import { startBackground } from '../bulk/wiring.js';
+import { startBackground } from '../wiring/background.js';
 import type { Config } from '../config/config.js';
 import { buildApp } from '../http/app.js';
 import { startReservationSweeper } from '../credits/reservation-sweeper.js';

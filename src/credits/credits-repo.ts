@@ -3,7 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
 import type { MeterStore } from './meter-store.js';
-import type { Database } from '../store/schema.js';
+import type { Database } from '../db/schema.js';
 
 export async function grant(db: Kysely<Database>, accountId: string, amount: number, note: string | null, requestId: string | null = null): Promise<number> {
   if (!Number.isInteger(amount) || amount <= 0) throw new Error(`grant: amount must be a positive integer, got ${amount}`);

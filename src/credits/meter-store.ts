@@ -5,10 +5,10 @@
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { counterIds, nowIso } from '../domain/ids.js';
-import type { Database } from '../store/schema.js';
-import type { Store } from '../store/connect.js';
+import type { Database } from '../db/schema.js';
+import type { Store } from '../db/connect.js';
 import { AppError } from '../errors/app-error.js';
-import { TurnMemo } from '../store/turn-memo.js';
+import { TurnMemo } from '../db/turn-memo.js';
 
 const newReservationId = counterIds('rsv');
 

@@ -1,4 +1,4 @@
-import type { Deps } from '../http/context.js';
+import type { Deps } from '../http/types.js';
 import { releaseStaleReservations } from './credits-repo.js';
 
 // A process that dies between reserve and settle leaves its hold behind, and the account's available

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from './context.js';
+import type { Deps } from './types.js';
 import { logOf } from './logging.js';
 
 // Counts, times and (for failures) logs one answer. Called exactly once per request, where the

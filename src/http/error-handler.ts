@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
 import { answered } from './answered.js';
-import type { Deps } from './context.js';
+import type { Deps } from './types.js';
 import { logOf } from './logging.js';
-import { creditHeaders } from './metering.js';
+import { creditHeaders } from './metered-route.js';
 
 interface ValidationIssue {
   instancePath?: string;

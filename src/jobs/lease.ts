@@ -4,7 +4,7 @@
 // finishes with an UPDATE conditioned on still owning it. A worker that dies stops renewing: when the
 // lease expires another worker claims the row again (attempts + 1), which is how a restart resumes.
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
+import type { Database } from '../db/schema.js';
 
 export interface LeaseSpec {
   table: 'exports' | 'watchlist_batches' | 'crawl_targets';

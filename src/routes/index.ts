@@ -1,5 +1,5 @@
 // Every route, listed by hand: a reader follows the imports, no directory scanning.
-import type { App, Deps } from '../http/context.js';
+import type { App, Deps } from '../http/types.js';
 import { registerApiKeyRoutes } from './account/api-keys.js';
 import { registerCreditsBalance } from './account/credits-balance.js';
 import { registerPlans } from './account/plans.js';

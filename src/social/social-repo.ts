@@ -1,7 +1,7 @@
 // The store's copy of what the data source returned. Bulk exports and the crawl read and write it too.
 import type { Kysely } from 'kysely';
 import type { Community, SocialProfile, Tweet } from '../domain/models.js';
-import type { Database } from '../store/schema.js';
+import type { Database } from '../db/schema.js';
 
 export interface Stored<T> {
   value: T;

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config/config.js';
 import type { Community, SocialProfile, Tweet } from '../domain/models.js';
 import type { DataSource } from '../sources/types.js';
-import type { Database } from '../store/schema.js';
+import type { Database } from '../db/schema.js';
 import {
   findCommunity,
   findProfileByUsername,

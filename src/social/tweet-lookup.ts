@@ -1,8 +1,8 @@
 // Reads a stored tweet by id: the hot path of GET /social/v1/tweets/{id}. On SQLite a prepared
 // statement (no query building per call). Reads of one tweet arriving in the same event-loop turn
 // share one lookup, as a popular tweet's readers do; the next turn reads again.
-import type { Store } from '../store/connect.js';
-import { TurnMemo } from '../store/turn-memo.js';
+import type { Store } from '../db/connect.js';
+import { TurnMemo } from '../db/turn-memo.js';
 import { findTweetJson, storedTweetJson, type StoredTweetJson } from './social-repo.js';
 
 type Found = StoredTweetJson | undefined;

@@ -5,9 +5,9 @@
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Tweet } from '../domain/models.js';
-import type { Store } from '../store/connect.js';
-import type { GroupOptions } from '../store/group-commit.js';
-import type { Database } from '../store/schema.js';
+import type { Store } from '../db/connect.js';
+import type { GroupOptions } from '../db/group-commit.js';
+import type { Database } from '../db/schema.js';
 import { tweetSeq } from './social-repo.js';
 
 export interface WriteCounts {

@@ -1,6 +1,6 @@
 // Picks the data source from configuration, once, and wraps it in the shared resilience layer.
 import type { Config } from '../config/config.js';
-import type { Store } from '../store/connect.js';
+import type { Store } from '../db/connect.js';
 import { DemoSource } from './demo/demo-source.js';
 import { ResilientSource } from './resilience.js';
 import { SimulatedConditions } from './simulated.js';

@@ -1,13 +1,13 @@
 // The one place where the program is put together from configuration.
-import { buildBulkServices } from '../bulk/wiring.js';
+import { buildBulkServices } from './background.js';
 import type { Config } from '../config/config.js';
-import type { Deps } from '../http/context.js';
-import { KeyResolver } from '../http/auth.js';
-import { CursorCodec } from '../http/cursor.js';
+import type { Deps } from '../http/types.js';
+import { KeyResolver } from '../http/auth-hook.js';
+import { CursorCodec } from '../pagination/cursor.js';
 import { createMetrics } from '../http/metrics.js';
-import { MemoryRateLimiter } from '../http/rate-limit.js';
-import { openStore, type Store } from '../store/connect.js';
-import { migrateToLatest } from '../store/migrate.js';
+import { MemoryRateLimiter } from '../ratelimit/rate-limiter.js';
+import { openStore, type Store } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
 import { resolveSecret } from './secret.js';
 import { LazyWalletService } from '../connectors/wallet/lazy-wallet-service.js';
 import { buildSource } from '../sources/build-source.js';
@@ -40,7 +40,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     // One process: buckets in memory. Several: REDIS_URL shares them.
     // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
     // used, so the embedded default's heap holds none of them.
-    rateLimiter: config.redisUrl ? new (await import('../http/rate-limit-redis.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(),
+    rateLimiter: config.redisUrl ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(),
     metrics: createMetrics(),
     startedAt: new Date(),
     secret,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Store } from '../store/connect.js';
+import type { Store } from '../db/connect.js';
 
 /** The signing secret: SECRET when set, else one random value created once and shared by every process through the store. */
 export async function resolveSecret(store: Store, configured: string | undefined): Promise<string> {

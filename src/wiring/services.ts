@@ -1,5 +1,5 @@
 // Domain services that routes use, grouped so tests can hand routes fakes.
-import type { BulkServices } from '../bulk/wiring.js';
+import type { BulkServices } from './background.js';
 import type { WalletService } from '../connectors/wallet/wallet-service.js';
 import type { SocialService } from '../social/social-service.js';
 import type { DataSource } from '../sources/types.js';

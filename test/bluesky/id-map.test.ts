@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MemoryIdMap, StoreIdMap, type IdMap } from '../../src/sources/bluesky/id-map.js';
 import { postIdCandidate, tieFromCid } from '../../src/sources/bluesky/ids.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 import { cidFor } from './fake-appview.js';
 

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { createAccount, createKey } from '../../src/accounts/accounts-repo.js';
-import { exportObjectKey } from '../../src/bulk/export-repo.js';
+import { exportObjectKey } from '../../src/exports/export-repo.js';
 import { grant } from '../../src/credits/credits-repo.js';
 import type { Tweet } from '../../src/domain/models.js';
 import { tweetSeq } from '../../src/social/social-repo.js';
 import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample } from '../../src/sources/demo/sample.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 import { startServer, type ServerProcess } from '../helpers/processes.js';
 

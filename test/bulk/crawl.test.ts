@@ -3,16 +3,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
-import { runCrawlTargetNow } from '../../src/bulk/crawl-job.js';
-import { crawlTick } from '../../src/bulk/crawl-scheduler.js';
-import { drainBulkWork } from '../../src/bulk/inline.js';
+import { runCrawlTargetNow } from '../../src/crawl/crawl-job.js';
+import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
+import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
 import type { Tweet } from '../../src/domain/models.js';
 import type { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { SourceError, type DataSource, type TimelineQuery } from '../../src/sources/types.js';
 import { CrawlStatusEnvelope } from '../../src/routes/bulk-export/schemas.js';
 import { backends } from '../helpers/backends.js';
 import { json, type TestAccount } from '../helpers/harness.js';
-import type { CrawlStatusView } from '../../src/bulk/crawl-status.js';
+import type { CrawlStatusView } from '../../src/crawl/crawl-status.js';
 import { BASE, bulkHarness, call, HOUR, T0, type BulkHarness } from './helpers.js';
 
 const DAY = 24 * HOUR;

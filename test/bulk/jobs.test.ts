@@ -2,14 +2,14 @@
 // background roles started and stopped in-process.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { performCrawlTarget } from '../../src/bulk/crawl-job.js';
-import { ingestPage, targetLease } from '../../src/bulk/crawl-repo.js';
-import { crawlTick } from '../../src/bulk/crawl-scheduler.js';
-import { drainBulkWork } from '../../src/bulk/inline.js';
-import { callSource } from '../../src/bulk/source-calls.js';
-import { startBackground } from '../../src/bulk/wiring.js';
+import { performCrawlTarget } from '../../src/crawl/crawl-job.js';
+import { ingestPage, targetLease } from '../../src/crawl/crawl-repo.js';
+import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
+import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
+import { callSource } from '../../src/sources/source-calls.js';
+import { startBackground } from '../../src/wiring/background.js';
 import { SourceError } from '../../src/sources/types.js';
-import { exportLease } from '../../src/bulk/export-repo.js';
+import { exportLease } from '../../src/exports/export-repo.js';
 import { claimById, claimNext, LeaseLostError, releaseLease, renewLease } from '../../src/jobs/lease.js';
 import { backends } from '../helpers/backends.js';
 import { json, type TestAccount } from '../helpers/harness.js';

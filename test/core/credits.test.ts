@@ -6,7 +6,7 @@ import { createAccount } from '../../src/accounts/accounts-repo.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 import { runSdg, startServer, type ServerProcess } from '../helpers/processes.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { SqliteMeterStore } from '../../src/credits/meter-store.js';
 import type { AppError } from '../../src/errors/app-error.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type SQLite from 'better-sqlite3';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
 
 // Rerunnable jobs skip their savepoints; one that throws part-way must still leave nothing behind,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
-import { MemoryRateLimiter } from '../../src/http/rate-limit.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/rate-limiter.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, json, startHarness, type Harness } from '../helpers/harness.js';
 

@@ -6,7 +6,7 @@ import Fastify, { type RouteHandlerMethod } from 'fastify';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { buildApp } from '../../src/http/app.js';
 import { appLogger } from '../../src/http/logging.js';
-import { metered } from '../../src/http/metering.js';
+import { metered } from '../../src/http/metered-route.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;

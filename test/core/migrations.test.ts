@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import type { Store } from '../../src/store/connect.js';
-import { migrateToLatest, migratorFor } from '../../src/store/migrate.js';
-import { migrations } from '../../src/store/migrations/index.js';
+import type { Store } from '../../src/db/connect.js';
+import { migrateToLatest, migratorFor } from '../../src/db/migrate.js';
+import { migrations } from '../../src/db/migrations/index.js';
 import { backends, createTestStore } from '../helpers/backends.js';
 
 async function describeSchema(store: Store): Promise<unknown> {
@@ -61,7 +61,7 @@ for (const backend of backends()) {
 
 describe('migrations from several connections at once', () => {
   test('stores opened together on a fresh SQLite file all end up on the latest schema, each migration applied once', async () => {
-    const { openStore } = await import('../../src/store/connect.js');
+    const { openStore } = await import('../../src/db/connect.js');
     const s = await createTestStore('sqlite');
     // Separate connections race just as separate processes do: Kysely's lock is per connection.
     const others = [1, 2, 3].map(() => openStore({ dataDir: s.dataDir }));

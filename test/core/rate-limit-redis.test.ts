@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { RedisRateLimiter } from '../../src/http/rate-limit-redis.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 
 const url = process.env.TEST_REDIS_URL;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openStore, type Dialect, type Store } from '../../src/store/connect.js';
+import { openStore, type Dialect, type Store } from '../../src/db/connect.js';
 
 export function backends(): Dialect[] {
   return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];

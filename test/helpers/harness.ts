@@ -3,8 +3,8 @@ import { createAccount, createKey } from '../../src/accounts/accounts-repo.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { grant } from '../../src/credits/credits-repo.js';
 import { buildApp } from '../../src/http/app.js';
-import type { App, Deps } from '../../src/http/context.js';
-import type { Dialect } from '../../src/store/connect.js';
+import type { App, Deps } from '../../src/http/types.js';
+import type { Dialect } from '../../src/db/connect.js';
 import { buildDeps, closeDeps } from '../../src/wiring/deps.js';
 import { createTestStore, type TestStore } from './backends.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 
 export const NewApiKey = Type.Object({

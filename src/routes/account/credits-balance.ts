@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { getBalance } from '../../credits/credits-repo.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 
 export const Balance = Type.Object({ accountId: Type.String(), balance: Type.Integer(), updatedAt: Type.String({ format: 'date-time' }) });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Plan } from '../../config/plans.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 
 export function registerPlans(app: App, deps: Deps): void {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ledgerPage } from '../../credits/credits-repo.js';
-import type { App, Deps } from '../../http/context.js';
-import { keysetPage } from '../../http/keyset-page.js';
+import type { App, Deps } from '../../http/types.js';
+import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 
 export const LedgerEntry = Type.Object({

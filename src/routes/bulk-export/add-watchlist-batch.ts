@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { createBatch, batchItems, findBatch } from '../../bulk/batch-repo.js';
-import { newBatchId } from '../../bulk/ids.js';
+import { createBatch, batchItems, findBatch } from '../../watchlist/batch-repo.js';
+import { newBatchId } from '../../domain/record-ids.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { NumericId, single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 

@@ -2,10 +2,10 @@
 // link can be wrong (altered id, expiry or signature; an export that is not completed) answers 404
 // not_found, so a guessed link tells nothing about which exports exist; an expired link says so.
 import { Type } from '@sinclair/typebox';
-import { DOWNLOAD_PATH, verifyDownload } from '../../bulk/download-link.js';
-import { findExport } from '../../bulk/export-repo.js';
+import { DOWNLOAD_PATH, verifyDownload } from '../../exports/download-link.js';
+import { findExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { logOf } from '../../http/logging.js';
 
 export function registerDownloadFile(app: App, deps: Deps): void {

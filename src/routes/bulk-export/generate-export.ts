@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { parseExportRange } from '../../bulk/dates.js';
-import { createExport } from '../../bulk/export-repo.js';
-import { newExportId } from '../../bulk/ids.js';
-import type { App, Deps } from '../../http/context.js';
+import { parseExportRange } from '../../domain/dates.js';
+import { createExport } from '../../exports/export-repo.js';
+import { newExportId } from '../../domain/record-ids.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 import { exportRecord, ExportRecord, meta } from './schemas.js';
 

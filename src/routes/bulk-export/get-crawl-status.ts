@@ -1,5 +1,5 @@
-import { crawlStatus } from '../../bulk/crawl-status.js';
-import type { App, Deps } from '../../http/context.js';
+import { crawlStatus } from '../../crawl/crawl-status.js';
+import type { App, Deps } from '../../http/types.js';
 import { CrawlStatusEnvelope } from './schemas.js';
 
 export function registerGetCrawlStatus(app: App, deps: Deps): void {

@@ -1,7 +1,7 @@
-import { signDownload } from '../../bulk/download-link.js';
-import { findAccountExport } from '../../bulk/export-repo.js';
+import { signDownload } from '../../exports/download-link.js';
+import { findAccountExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { NumericId, single } from '../../http/schemas.js';
 import { Type } from '@sinclair/typebox';
 import { DownloadLink, meta } from './schemas.js';

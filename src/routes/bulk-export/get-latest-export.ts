@@ -1,6 +1,6 @@
-import { latestCompletedExport } from '../../bulk/export-repo.js';
+import { latestCompletedExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 import { exportRecord, ExportRecord, meta } from './schemas.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { batchItems, findBatch } from '../../bulk/batch-repo.js';
+import { batchItems, findBatch } from '../../watchlist/batch-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 

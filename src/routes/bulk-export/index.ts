@@ -1,6 +1,6 @@
 // The bulk-export group (contract sections 1 and 8, specification 4.1), one file per endpoint, plus
 // the public target of download links.
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { registerAddWatchlistBatch } from './add-watchlist-batch.js';
 import { registerDownloadFile } from './download-file.js';
 import { registerGenerateExport } from './generate-export.js';

@@ -1,6 +1,6 @@
-import { exportsPage, type ExportPosition } from '../../bulk/export-repo.js';
-import type { App, Deps } from '../../http/context.js';
-import { keysetPage } from '../../http/keyset-page.js';
+import { exportsPage, type ExportPosition } from '../../exports/export-repo.js';
+import type { App, Deps } from '../../http/types.js';
+import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { exportRecord, ExportRecord } from './schemas.js';
 

@@ -1,6 +1,6 @@
-import { watchlistPage, type WatchlistPosition } from '../../bulk/watchlist-repo.js';
-import type { App, Deps } from '../../http/context.js';
-import { keysetPage } from '../../http/keyset-page.js';
+import { watchlistPage, type WatchlistPosition } from '../../watchlist/watchlist-repo.js';
+import type { App, Deps } from '../../http/types.js';
+import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { WatchlistEntry, watchlistEntry } from './schemas.js';
 

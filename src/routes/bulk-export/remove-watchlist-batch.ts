@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { batchItems, createBatch, findBatch } from '../../bulk/batch-repo.js';
-import { newBatchId } from '../../bulk/ids.js';
-import type { App, Deps } from '../../http/context.js';
+import { batchItems, createBatch, findBatch } from '../../watchlist/batch-repo.js';
+import { newBatchId } from '../../domain/record-ids.js';
+import type { App, Deps } from '../../http/types.js';
 import { NumericId, single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 

@@ -1,9 +1,9 @@
 // Records of the bulk-export group (contract section 8, specification 2.4) as TypeBox schemas, and
 // the mapping from store rows to them.
 import { Type, type Static } from '@sinclair/typebox';
-import type { BatchRow, ItemRow } from '../../bulk/batch-repo.js';
-import type { ExportRow } from '../../bulk/export-repo.js';
-import type { WatchlistEntriesTable } from '../../store/schema.js';
+import type { BatchRow, ItemRow } from '../../watchlist/batch-repo.js';
+import type { ExportRow } from '../../exports/export-repo.js';
+import type { WatchlistEntriesTable } from '../../db/schema.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });

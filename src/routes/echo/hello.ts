@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../http/context.js';
+import type { App } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 import { nowIso } from '../../domain/ids.js';
 

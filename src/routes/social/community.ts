@@ -1,5 +1,5 @@
 import { Community } from '../../domain/models.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 import { IdParams } from './params.js';
 

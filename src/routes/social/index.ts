@@ -1,4 +1,4 @@
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { registerCommunity } from './community.js';
 import { registerRetweetedBy } from './retweeted-by.js';
 import { registerTweet } from './tweet.js';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { CursorCodec } from '../../http/cursor.js';
+import type { CursorCodec } from '../../pagination/cursor.js';
 import type { Page } from '../../social/social-service.js';
 
 interface Position {

@@ -1,5 +1,5 @@
 import { SocialProfile } from '../../domain/models.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { pageEnvelope, positionOf } from './list-page.js';
 import { IdParams } from './params.js';

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import { Tweet } from '../../domain/models.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { asPayload } from '../../http/json-text.js';
 import { single } from '../../http/schemas.js';
 import type { TweetRead } from '../../social/social-service.js';

@@ -1,5 +1,5 @@
 import { WalletBalanceSchema, WalletParams, WalletQuery } from '../../connectors/wallet/schema.js';
-import type { App, Deps } from '../../http/context.js';
+import type { App, Deps } from '../../http/types.js';
 import { single } from '../../http/schemas.js';
 
 export function registerWalletBalance(app: App, deps: Deps): void {

@@ -6,7 +6,7 @@
 // name that still has no id lost its candidate to another name (the id is the primary key): it tries
 // the next candidate. A name inserted concurrently by another process is simply read back.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/schema.js';
+import type { Database } from '../../db/schema.js';
 import { postIdCandidate, tieFromCid, tieFromUri, userIdCandidate } from './ids.js';
 
 export interface PostRef {

@@ -1,7 +1,7 @@
 // The crawl-status view (specification section 2.4).
 import { cycleTotals, lastCompletedCycle, runningCycle } from './crawl-repo.js';
 import { nextExpectedAt } from './crawl-scheduler.js';
-import type { JobDeps } from './job-support.js';
+import type { JobDeps } from '../jobs/job-deps.js';
 
 export interface CurrentCycleView {
   id: string;

@@ -8,9 +8,9 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Tweet } from '../domain/models.js';
 import { holdLease, LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
 import { SqliteTweetStore, unique, type TweetStore, type WriteCounts } from '../social/tweet-store.js';
-import type { Store } from '../store/connect.js';
+import type { Store } from '../db/connect.js';
 import type SQLite from 'better-sqlite3';
-import type { CrawlAccountsTable, CrawlCyclesTable, CrawlTargetsTable, Database } from '../store/schema.js';
+import type { CrawlAccountsTable, CrawlCyclesTable, CrawlTargetsTable, Database } from '../db/schema.js';
 
 export const targetLease: LeaseSpec = { table: 'crawl_targets', ready: 'pending', active: 'running' };
 export type CycleRow = CrawlCyclesTable;

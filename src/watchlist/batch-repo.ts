@@ -3,7 +3,7 @@
 // batch's lease, so a batch resumed after a crash never applies an item twice.
 import { sql, type Kysely } from 'kysely';
 import { holdLease, type Claim, type LeaseSpec } from '../jobs/lease.js';
-import type { Database, WatchlistBatchesTable, WatchlistBatchItemsTable } from '../store/schema.js';
+import type { Database, WatchlistBatchesTable, WatchlistBatchItemsTable } from '../db/schema.js';
 import { addEntry, removeEntry } from './watchlist-repo.js';
 
 export const batchLease: LeaseSpec = { table: 'watchlist_batches', ready: 'queued', active: 'processing' };

@@ -1,7 +1,7 @@
 // Calls to the data source from background jobs: transient failures are retried with full-jitter
 // exponential backoff; a rate limit is waited out until its resetAt (bounded); permanent answers
 // (not_found, protected, suspended) are not retried. Every wait ends early when `signal` aborts.
-import { SourceError } from '../sources/types.js';
+import { SourceError } from './types.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt for 'unavailable', 'timeout' and 'bad_response'. */

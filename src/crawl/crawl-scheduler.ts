@@ -8,8 +8,8 @@
 //      start; it visits every watchlisted account. A cycle still running at a boundary delays the next
 //      one until it completes (cycles never overlap).
 import { addTargets, anyWatchlisted, latestCycle, runningCycle, startCycle, tryFinalizeCycle, untargetedAccounts, type CycleRow } from './crawl-repo.js';
-import { newCycleId } from './ids.js';
-import type { JobDeps } from './job-support.js';
+import { newCycleId } from '../domain/record-ids.js';
+import type { JobDeps } from '../jobs/job-deps.js';
 
 export const intervalMs = (deps: JobDeps): number => Math.max(1, Math.round(deps.config.crawl.intervalHours * 3_600_000));
 

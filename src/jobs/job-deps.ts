@@ -1,5 +1,5 @@
-import type { Deps } from '../http/context.js';
-import { LeaseLostError } from '../jobs/lease.js';
+import type { Deps } from '../http/types.js';
+import { LeaseLostError } from './lease.js';
 
 /** What background jobs use of the program's dependencies (tools and benchmarks can build just this). */
 export type JobDeps = Pick<Deps, 'config' | 'store' | 'bulk' | 'source' | 'tweetStore'>;

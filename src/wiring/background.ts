@@ -4,15 +4,15 @@
 import pino from 'pino';
 import type { Config, Role } from '../config/config.js';
 import { JobRunner, newWorkerId, type Log } from '../jobs/runner.js';
-import { LocalObjectStore } from '../storage/local-object-store.js';
-import type { ObjectStore } from '../storage/object-store.js';
-import { batchJobKind } from './batch-job.js';
-import { crawlJobKind } from './crawl-job.js';
-import { crawlTick } from './crawl-scheduler.js';
-import { exportJobKind } from './export-job.js';
-import { defaultRetryPolicy, type RetryPolicy } from './source-calls.js';
-import { Wakeups } from './wakeups.js';
-import type { JobDeps } from './job-support.js';
+import { LocalObjectStore } from '../objects/local-object-store.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { batchJobKind } from '../watchlist/batch-job.js';
+import { crawlJobKind } from '../crawl/crawl-job.js';
+import { crawlTick } from '../crawl/crawl-scheduler.js';
+import { exportJobKind } from '../exports/export-job.js';
+import { defaultRetryPolicy, type RetryPolicy } from '../sources/source-calls.js';
+import { Wakeups } from '../jobs/wakeups.js';
+import type { JobDeps } from '../jobs/job-deps.js';
 
 export interface BulkServices {
   /** Where export files are kept. */

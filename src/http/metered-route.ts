@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import { answered } from './answered.js';
 import { JsonText } from './json-text.js';
-import type { Deps } from './context.js';
-import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from './idempotency.js';
+import type { Deps } from './types.js';
+import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
 
 // Reserve before the work, settle on a 2xx, release on anything else: a failure is never charged.
 // One wrapper around each keyed route's handler does all of it, after validation (bad input is

@@ -1,6 +1,6 @@
 // Watchlist entries and the per-account entry count that enforces the plan's limit.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, WatchlistEntriesTable } from '../store/schema.js';
+import type { Database, WatchlistEntriesTable } from '../db/schema.js';
 
 export interface WatchlistPosition {
   addedAt: string;

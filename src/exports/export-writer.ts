@@ -5,10 +5,10 @@ import { createHash } from 'node:crypto';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { Kysely } from 'kysely';
-import type { ObjectStore } from '../storage/object-store.js';
-import type { Database } from '../store/schema.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { Database } from '../db/schema.js';
 import { chooseExportScan, exportTweetsPage, type TweetPosition } from './export-repo.js';
-import { sleep } from './source-calls.js';
+import { sleep } from '../sources/source-calls.js';
 
 const INITIAL_WINDOW_MS = 3_600_000;
 const MAX_WINDOW_MS = 24 * 3_600_000;

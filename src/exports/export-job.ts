@@ -5,7 +5,7 @@ import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } 
 import type { JobKind } from '../jobs/runner.js';
 import { completeExport, exportLease, failExport, findExport, markExportStarted, requeueExport } from './export-repo.js';
 import { writeExport } from './export-writer.js';
-import { type JobDeps, isStopping, leaseMs } from './job-support.js';
+import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
 
 /** Exports read only the store: no data source needed. */
 export type ExportDeps = Omit<JobDeps, 'source' | 'tweetStore'>;

@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config/config.js';
-import type { Store } from '../store/connect.js';
+import type { Store } from '../db/connect.js';
 import type { MeterStore } from '../credits/meter-store.js';
-import type { CursorCodec } from './cursor.js';
-import type { KeyResolver } from './auth.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { CursorCodec } from '../pagination/cursor.js';
+import type { KeyResolver } from './auth-hook.js';
+import type { RateLimiter } from '../ratelimit/rate-limiter.js';
 import type { Metrics } from './metrics.js';
 import type { Services } from '../wiring/services.js';
 

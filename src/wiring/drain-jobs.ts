@@ -1,14 +1,14 @@
 // Runs all pending bulk work in this process until nothing is left: what the worker and scheduler
 // roles do in the background, done inline (tests, one-off tools).
 import { claimNext } from '../jobs/lease.js';
-import { performBatch } from './batch-job.js';
-import { batchLease } from './batch-repo.js';
-import { performCrawlTarget } from './crawl-job.js';
-import { targetLease } from './crawl-repo.js';
-import { crawlTick } from './crawl-scheduler.js';
-import { performExport } from './export-job.js';
-import { exportLease } from './export-repo.js';
-import { type JobDeps, leaseMs } from './job-support.js';
+import { performBatch } from '../watchlist/batch-job.js';
+import { batchLease } from '../watchlist/batch-repo.js';
+import { performCrawlTarget } from '../crawl/crawl-job.js';
+import { targetLease } from '../crawl/crawl-repo.js';
+import { crawlTick } from '../crawl/crawl-scheduler.js';
+import { performExport } from '../exports/export-job.js';
+import { exportLease } from '../exports/export-repo.js';
+import { type JobDeps, leaseMs } from '../jobs/job-deps.js';
 
 export interface DrainOptions {
   /** Also run the crawl scheduler (cycles). Default true. */

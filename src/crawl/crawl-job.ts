@@ -11,8 +11,8 @@ import type { JobKind } from '../jobs/runner.js';
 import { tweetSeq, upsertProfiles } from '../social/social-repo.js';
 import { SourceError, type TimelineQuery } from '../sources/types.js';
 import { accountState, finishTarget, findTarget, ingestPage, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
-import { type JobDeps, isStopping, leaseMs } from './job-support.js';
-import { callSource } from './source-calls.js';
+import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
+import { callSource } from '../sources/source-calls.js';
 
 export const TARGET_MAX_ATTEMPTS = 5;
 /** Pages of 100 per account and cycle at most (a runaway source cannot hold a worker forever). */

@@ -2,7 +2,7 @@
 // for), and the keyset read of the tweets that go into the file.
 import { sql, type Kysely } from 'kysely';
 import type { LeaseSpec, Claim } from '../jobs/lease.js';
-import type { Database, ExportsTable } from '../store/schema.js';
+import type { Database, ExportsTable } from '../db/schema.js';
 
 export const exportLease: LeaseSpec = { table: 'exports', ready: 'queued', active: 'running' };
 export type ExportRow = ExportsTable;

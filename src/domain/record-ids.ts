@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newId } from '../domain/ids.js';
+import { newId } from './ids.js';
 
 // Export ids are numeric strings (path `{id}` is "a numeric ID as a string"): milliseconds since
 // 2020-01-01 in the high bits and 22 random bits, so they rise with time like the network's ids.

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { RateDecision, RateLimiter } from './rate-limit.js';
+import type { RateDecision, RateLimiter } from './rate-limiter.js';
 
 // The same token bucket as MemoryRateLimiter, kept in Redis so every process of a deployment draws
 // from one bucket per key. One Lua script reads, refills, takes and writes atomically; Redis's own

@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedKey } from '../accounts/api-keys.js';
 import type { AuthRecord, MeterStore } from '../credits/meter-store.js';
 import { AppError } from '../errors/app-error.js';
-import type { Deps } from './context.js';
-import type { RateDecision } from './rate-limit.js';
-import { TurnMemo } from '../store/turn-memo.js';
+import type { Deps } from './types.js';
+import type { RateDecision } from '../ratelimit/rate-limiter.js';
+import { TurnMemo } from '../db/turn-memo.js';
 
 type Lookup = AuthRecord | undefined | Promise<AuthRecord | undefined>;
 

@@ -7,8 +7,8 @@ import type { SocialProfile } from '../domain/models.js';
 import { upsertProfiles } from '../social/social-repo.js';
 import { SourceError } from '../sources/types.js';
 import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type ItemRow, type Resolution } from './batch-repo.js';
-import { callSource } from './source-calls.js';
-import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from './job-support.js';
+import { callSource } from '../sources/source-calls.js';
+import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from '../jobs/job-deps.js';
 
 export const BATCH_MAX_ATTEMPTS = 5;
 const RESOLVE_PARALLEL = 8;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { nowIso } from '../domain/ids.js';
 import { AppError } from '../errors/app-error.js';
-import type { Deps } from './context.js';
+import type { Deps } from '../http/types.js';
 
 // Idempotency-Key on POST: the first request claims the key; a repeat with the same body replays the
 // stored response (and charges nothing); a different body, or a repeat while the first is running, is 409.
