@@ -11,7 +11,7 @@ import { addTargets, anyWatchlisted, latestCycle, runningCycle, startCycle, tryF
 import { newCycleId } from '../domain/record-ids.js';
 import type { JobDeps } from '../jobs/job-deps.js';
 
-export const intervalMs = (deps: JobDeps): number => Math.max(1, Math.round(deps.config.crawl.intervalHours * 3_600_000));
+export const intervalMs = (deps: Pick<JobDeps, 'config'>): number => Math.max(1, Math.round(deps.config.crawl.intervalHours * 3_600_000));
 
 /** When the next scheduled cycle is due (it may be in the past: then it starts as soon as it can). */
 export function dueAt(latest: CycleRow | undefined, nowMs: number, interval: number): number {
@@ -59,7 +59,7 @@ export async function crawlTick(deps: JobDeps): Promise<TickResult> {
 }
 
 /** The honest next start for crawl-status. */
-export async function nextExpectedAt(deps: JobDeps, running: boolean): Promise<string> {
+export async function nextExpectedAt(deps: Pick<JobDeps, 'store' | 'config' | 'bulk'>, running: boolean): Promise<string> {
   const db = deps.store.db;
   const nowMs = deps.bulk.clock().getTime();
   const interval = intervalMs(deps);

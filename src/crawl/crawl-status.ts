@@ -32,7 +32,7 @@ export interface CrawlStatusView {
   schedule: { intervalHours: number; nextExpectedAt: string };
 }
 
-export async function crawlStatus(deps: JobDeps): Promise<CrawlStatusView> {
+export async function crawlStatus(deps: Pick<JobDeps, 'store' | 'config' | 'bulk'>): Promise<CrawlStatusView> {
   const db = deps.store.db;
   const running = await runningCycle(db);
   let currentCycle: CurrentCycleView | null = null;

@@ -1,4 +1,5 @@
-import type { Deps } from '../http/types.js';
+import type { Store } from '../db/connect.js';
+import type { MeterStore } from './meter-store.js';
 import { releaseStaleReservations } from './credits-repo.js';
 
 // A process that dies between reserve and settle leaves its hold behind, and the account's available
@@ -6,7 +7,7 @@ import { releaseStaleReservations } from './credits-repo.js';
 // (source timeouts and retries end well within a few minutes); release deletes the hold first, so
 // two processes sweeping at once still release each hold once.
 export function startReservationSweeper(
-  deps: Pick<Deps, 'store' | 'meter'>,
+  deps: { store: Store; meter: MeterStore },
   opts: { everyMs?: number; olderThanMs?: number; onError?: (err: unknown) => void } = {},
 ): { stop(): void; sweep(): Promise<number> } {
   const olderThanMs = opts.olderThanMs ?? 15 * 60_000;

@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from './types.js';
+import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
 
 // Counts, times and (for failures) logs one answer. Called exactly once per request, where the
 // answer is made: the metering wrapper, the error and not-found handlers, and an onResponse hook on
 // public routes only. A global onResponse hook would do the same for every request at the cost of
 // Fastify's hook runner on the hot path.
-export function answered(deps: Deps, request: FastifyRequest, reply: FastifyReply): void {
+export function answered(deps: Pick<Deps, 'metrics'>, request: FastifyRequest, reply: FastifyReply): void {
   const route = request.routeUrl ?? 'unknown';
   const status = reply.statusCode;
   // Unknown routes have no hook to start the clock: they are timed as instant.

@@ -1,34 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { hashApiKey, isWellFormedKey } from '../accounts/api-keys.js';
-import type { AuthRecord, MeterStore } from '../credits/meter-store.js';
+import type { AuthRecord } from '../credits/meter-store.js';
 import { AppError } from '../errors/app-error.js';
-import type { Deps } from './types.js';
+import type { Deps } from '../wiring/deps.js';
 import type { RateDecision } from '../ratelimit/rate-limiter.js';
-import { TurnMemo } from '../db/turn-memo.js';
-
-type Lookup = AuthRecord | undefined | Promise<AuthRecord | undefined>;
-
-/** Resolves API keys to their records: one lookup per key per event-loop turn (see TurnMemo). */
-export class KeyResolver {
-  private readonly memo = new TurnMemo<string, Lookup>();
-  private readonly lookup: (key: string) => Lookup;
-
-  constructor(meter: Pick<MeterStore, 'findKey'>) {
-    this.lookup = (key) => (isWellFormedKey(key) ? meter.findKey(hashApiKey(key)) : undefined);
-  }
-
-  resolve(key: string): Lookup {
-    return this.memo.get(key, this.lookup);
-  }
-
-  /** Called when this process changes a key, so even a request in the same turn sees it. */
-  forget(): void {
-    this.memo.clear();
-  }
-}
+import type { KeyResolver } from '../accounts/key-resolver.js';
 
 /** onRequest of every keyed route (callback style: no promise on the synchronous SQLite path). */
-export function authHook(deps: Deps, keys: KeyResolver) {
+export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyResolver) {
   const plans = new Map(deps.config.plans.map((p) => [p.id, p.rateLimitPerMinute]));
 
   const limit = (request: FastifyRequest, reply: FastifyReply, rec: AuthRecord | undefined): void | Promise<void> => {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
 import { answered } from './answered.js';
-import type { Deps } from './types.js';
+import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
 import { creditHeaders } from './metered-route.js';
 
@@ -58,7 +58,7 @@ export function toAppError(err: FastifyError | AppError | Error): { appError: Ap
   return { appError: new AppError('internal_error', 'Something went wrong on our side; the call was not charged. Please retry.'), internal: true };
 }
 
-export function errorHandler(deps: Deps) {
+export function errorHandler(deps: Pick<Deps, 'metrics'>) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const { appError, internal } = toAppError(err);
     if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
@@ -71,7 +71,7 @@ export function errorHandler(deps: Deps) {
   };
 }
 
-export function notFoundHandler(deps: Deps) {
+export function notFoundHandler(deps: Pick<Deps, 'metrics'>) {
   return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     reply.header('x-request-id', request.id);
     sendError(reply, request.id, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));

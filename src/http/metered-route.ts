@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import { answered } from './answered.js';
 import { JsonText } from './json-text.js';
-import type { Deps } from './types.js';
+import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
 
 // Reserve before the work, settle on a 2xx, release on anything else: a failure is never charged.
@@ -21,7 +21,7 @@ export interface MeteredRoute {
 
 type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
 
-export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredRoute): RouteHandlerMethod {
+export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, handler: RouteHandlerMethod, route: MeteredRoute): RouteHandlerMethod {
   const inner = handler as unknown as Handler;
   const { cost } = route;
 
@@ -52,8 +52,15 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
     let body: string;
     try {
       if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) {
-        const replay = await claimIdempotencyKey(deps, request);
-        if (replay) {
+        const claim = await claimIdempotencyKey(deps.store, deps.config.idempotencyTtlHours, {
+          accountId: auth.accountId,
+          key: request.headers['idempotency-key'],
+          route: route.route,
+          body: request.body,
+        });
+        if ('claimed' in claim) m.idempotencyKey = claim.claimed;
+        else {
+          const replay = claim.replay;
           reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': String(auth.balance) });
           answered(deps, request, reply);
           reply.type('application/json; charset=utf-8').send(replay.body);
@@ -78,7 +85,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
       // been charged; if the charge then fails, undo drops it with the claim, so a retry runs anew.
       // (A process that dies between the two leaves a kept answer that was never charged: a replay
       // of it is free, which errs on the caller's side.)
-      if (m.idempotencyKey) await saveIdempotentResponse(deps, request, reply.statusCode, body);
+      if (m.idempotencyKey) await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, body);
       if (m.reservationId) {
         // The hold stays recorded until settled: if settling fails, undo releases it (a no-op if the
         // failed settle already let it go).
@@ -113,7 +120,7 @@ export function metered(deps: Deps, handler: RouteHandlerMethod, route: MeteredR
 }
 
 /** A failed call: its hold is released and its idempotency claim freed, so a corrected retry can run. */
-async function undo(deps: Deps, request: FastifyRequest): Promise<void> {
+async function undo(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, request: FastifyRequest): Promise<void> {
   const m = request.metering!;
   m.charged = 0;
   if (m.reservationId) {
@@ -125,7 +132,7 @@ async function undo(deps: Deps, request: FastifyRequest): Promise<void> {
   if (m.idempotencyKey) {
     const key = m.idempotencyKey;
     m.idempotencyKey = undefined;
-    await forgetIdempotencyKey(deps, request.auth!.accountId, key);
+    await forgetIdempotencyKey(deps.store, request.auth!.accountId, key);
   }
 }
 

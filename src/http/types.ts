@@ -1,25 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from '../config/config.js';
-import type { Store } from '../db/connect.js';
-import type { MeterStore } from '../credits/meter-store.js';
-import type { CursorCodec } from '../pagination/cursor.js';
-import type { KeyResolver } from './auth-hook.js';
-import type { RateLimiter } from '../ratelimit/rate-limiter.js';
-import type { Metrics } from './metrics.js';
-import type { Services } from '../wiring/services.js';
-
-/** Everything a route may use, built once in wiring/ and passed in as a plain object. */
-export interface Deps extends Services {
-  config: Config;
-  store: Store;
-  meter: MeterStore;
-  keys: KeyResolver;
-  cursors: CursorCodec;
-  rateLimiter: RateLimiter;
-  metrics: Metrics;
-}
-
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface AuthContext {

@@ -1,10 +1,35 @@
-import type { Deps } from '../http/types.js';
+import type { Config } from '../config/config.js';
+import type { Store } from '../db/connect.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { TweetStore } from '../social/tweet-store.js';
+import type { RetryPolicy } from '../sources/source-calls.js';
+import type { DataSource } from '../sources/types.js';
 import { LeaseLostError } from './lease.js';
+import type { Wakeups } from './wakeups.js';
 
-/** What background jobs use of the program's dependencies (tools and benchmarks can build just this). */
-export type JobDeps = Pick<Deps, 'config' | 'store' | 'bulk' | 'source' | 'tweetStore'>;
+/** The bulk-export services: object store, clock, retry policy and in-process wake-ups. */
+export interface BulkServices {
+  /** Where export files are kept. */
+  objects: ObjectStore;
+  /** The service's clock for records, crawl windows, the schedule and link expiry (tests inject one). */
+  clock: () => Date;
+  /** How background jobs call the data source. */
+  retry: RetryPolicy;
+  /** Nudges this process's worker and scheduler when work was queued here. */
+  wakeups: Wakeups;
+}
 
-export const leaseMs = (deps: Pick<Deps, 'config'>): number => Math.round(deps.config.jobs.leaseSeconds * 1000);
+/** What background jobs use (tools and benchmarks can build just this, without the HTTP side). */
+export interface JobDeps {
+  config: Config;
+  store: Store;
+  bulk: BulkServices;
+  source: DataSource;
+  /** Where fetched tweets are written (API reads and the crawl). */
+  tweetStore: TweetStore;
+}
+
+export const leaseMs = (deps: Pick<JobDeps, 'config'>): number => Math.round(deps.config.jobs.leaseSeconds * 1000);
 
 /** The runner is stopping (not a lost lease, not a failure): the job should hand its row back. */
 export function isStopping(parent: AbortSignal): boolean {
@@ -12,7 +37,7 @@ export function isStopping(parent: AbortSignal): boolean {
 }
 
 /** The plan's watchlist limit for an account; an unknown plan gets the default plan's. */
-export async function planWatchlistLimit(deps: JobDeps, accountId: string): Promise<number> {
+export async function planWatchlistLimit(deps: Pick<JobDeps, 'store' | 'config'>, accountId: string): Promise<number> {
   const acc = await deps.store.db.selectFrom('accounts').select('plan_id').where('id', '=', accountId).executeTakeFirst();
   const plans = deps.config.plans;
   const plan = plans.find((p) => p.id === acc?.plan_id) ?? plans.find((p) => p.id === deps.config.defaultPlanId) ?? plans[0]!;

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { CursorCodec } from './cursor.js';
 
 /**
@@ -6,7 +5,7 @@ import type { CursorCodec } from './cursor.js';
  * (the extra one only says a next page exists); the cursor carries the last row's position.
  */
 export function keysetPage<R, I>(
-  request: FastifyRequest,
+  request: { id: string },
   cursors: CursorCodec,
   list: string,
   rows: R[],

@@ -1,5 +1,6 @@
 // Every route, listed by hand: a reader follows the imports, no directory scanning.
-import type { App, Deps } from '../http/types.js';
+import type { App } from '../http/types.js';
+import type { Deps } from '../wiring/deps.js';
 import { registerApiKeyRoutes } from './account/api-keys.js';
 import { registerCreditsBalance } from './account/credits-balance.js';
 import { registerPlans } from './account/plans.js';

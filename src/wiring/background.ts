@@ -5,25 +5,13 @@ import pino from 'pino';
 import type { Config, Role } from '../config/config.js';
 import { JobRunner, newWorkerId, type Log } from '../jobs/runner.js';
 import { LocalObjectStore } from '../objects/local-object-store.js';
-import type { ObjectStore } from '../objects/object-store.js';
 import { batchJobKind } from '../watchlist/batch-job.js';
 import { crawlJobKind } from '../crawl/crawl-job.js';
 import { crawlTick } from '../crawl/crawl-scheduler.js';
 import { exportJobKind } from '../exports/export-job.js';
-import { defaultRetryPolicy, type RetryPolicy } from '../sources/source-calls.js';
+import { defaultRetryPolicy } from '../sources/source-calls.js';
 import { Wakeups } from '../jobs/wakeups.js';
-import type { JobDeps } from '../jobs/job-deps.js';
-
-export interface BulkServices {
-  /** Where export files are kept. */
-  objects: ObjectStore;
-  /** The service's clock for records, crawl windows, the schedule and link expiry (tests inject one). */
-  clock: () => Date;
-  /** How background jobs call the data source. */
-  retry: RetryPolicy;
-  /** Nudges this process's worker and scheduler when work was queued here. */
-  wakeups: Wakeups;
-}
+import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
 
 export function buildBulkServices(config: Config): BulkServices {
   return {

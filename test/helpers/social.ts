@@ -1,4 +1,4 @@
-import type { Deps } from '../../src/http/types.js';
+import type { Deps } from '../../src/wiring/deps.js';
 import { TweetLookup } from '../../src/social/tweet-lookup.js';
 import { SocialService } from '../../src/social/social-service.js';
 import type { DataSource } from '../../src/sources/types.js';

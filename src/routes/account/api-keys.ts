@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 
 export const NewApiKey = Type.Object({
@@ -20,7 +21,7 @@ export const ApiKeyView = Type.Object({
 });
 const CreateBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
 
-export function registerApiKeyRoutes(app: App, deps: Deps): void {
+export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'>): void {
   app.post(
     '/api/v1/api-keys',
     {

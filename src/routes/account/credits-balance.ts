@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { getBalance } from '../../credits/credits-repo.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 
 export const Balance = Type.Object({ accountId: Type.String(), balance: Type.Integer(), updatedAt: Type.String({ format: 'date-time' }) });
 
-export function registerCreditsBalance(app: App, deps: Deps): void {
+export function registerCreditsBalance(app: App, deps: Pick<Deps, 'store'>): void {
   app.get(
     '/api/v1/credits/balance',
     { schema: { operationId: 'getCreditsBalance', tags: ['account'], summary: "The account's credit balance.", response: { 200: single(Balance) } } },

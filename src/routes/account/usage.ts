@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ledgerPage } from '../../credits/credits-repo.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 
@@ -16,7 +17,7 @@ export const LedgerEntry = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
-export function registerUsage(app: App, deps: Deps): void {
+export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): void {
   app.get(
     '/api/v1/usage',
     {

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { createBatch, batchItems, findBatch } from '../../watchlist/batch-repo.js';
 import { newBatchId } from '../../domain/record-ids.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { NumericId, single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 
@@ -25,7 +26,7 @@ export const AddWatchlistBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerAddWatchlistBatch(app: App, deps: Deps): void {
+export function registerAddWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 'store'>): void {
   app.post(
     '/social/v1/bulk-export/watchlist/batch',
     {

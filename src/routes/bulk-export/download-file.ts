@@ -5,10 +5,11 @@ import { Type } from '@sinclair/typebox';
 import { DOWNLOAD_PATH, verifyDownload } from '../../exports/download-link.js';
 import { findExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { logOf } from '../../http/logging.js';
 
-export function registerDownloadFile(app: App, deps: Deps): void {
+export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'secret' | 'store'>): void {
   app.get(
     `${DOWNLOAD_PATH}/:id`,
     {

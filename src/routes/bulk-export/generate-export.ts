@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { parseExportRange } from '../../domain/dates.js';
 import { createExport } from '../../exports/export-repo.js';
 import { newExportId } from '../../domain/record-ids.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 import { exportRecord, ExportRecord, meta } from './schemas.js';
 
@@ -19,7 +20,7 @@ export const GenerateExportBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerGenerateExport(app: App, deps: Deps): void {
+export function registerGenerateExport(app: App, deps: Pick<Deps, 'bulk' | 'store'>): void {
   app.post(
     '/social/v1/bulk-export/exports/generate',
     {

@@ -1,8 +1,9 @@
 import { crawlStatus } from '../../crawl/crawl-status.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { CrawlStatusEnvelope } from './schemas.js';
 
-export function registerGetCrawlStatus(app: App, deps: Deps): void {
+export function registerGetCrawlStatus(app: App, deps: Pick<Deps, 'store' | 'config' | 'bulk'>): void {
   app.get(
     '/social/v1/bulk-export/crawl-status',
     {

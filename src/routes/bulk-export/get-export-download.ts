@@ -1,12 +1,13 @@
 import { signDownload } from '../../exports/download-link.js';
 import { findAccountExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { NumericId, single } from '../../http/schemas.js';
 import { Type } from '@sinclair/typebox';
 import { DownloadLink, meta } from './schemas.js';
 
-export function registerGetExportDownload(app: App, deps: Deps): void {
+export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'secret' | 'store'>): void {
   app.get(
     '/social/v1/bulk-export/exports/:id/download',
     {

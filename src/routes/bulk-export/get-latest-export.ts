@@ -1,10 +1,11 @@
 import { latestCompletedExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 import { exportRecord, ExportRecord, meta } from './schemas.js';
 
-export function registerGetLatestExport(app: App, deps: Deps): void {
+export function registerGetLatestExport(app: App, deps: Pick<Deps, 'store'>): void {
   app.get(
     '/social/v1/bulk-export/exports/latest',
     {

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { batchItems, findBatch } from '../../watchlist/batch-repo.js';
 import { AppError } from '../../errors/app-error.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 
-export function registerGetWatchlistBatch(app: App, deps: Deps): void {
+export function registerGetWatchlistBatch(app: App, deps: Pick<Deps, 'store'>): void {
   app.get(
     '/social/v1/bulk-export/watchlist/batch/:batchId',
     {

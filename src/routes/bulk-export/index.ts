@@ -1,6 +1,7 @@
 // The bulk-export group (contract sections 1 and 8, specification 4.1), one file per endpoint, plus
 // the public target of download links.
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { registerAddWatchlistBatch } from './add-watchlist-batch.js';
 import { registerDownloadFile } from './download-file.js';
 import { registerGenerateExport } from './generate-export.js';

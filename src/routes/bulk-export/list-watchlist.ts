@@ -1,10 +1,11 @@
 import { watchlistPage, type WatchlistPosition } from '../../watchlist/watchlist-repo.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { WatchlistEntry, watchlistEntry } from './schemas.js';
 
-export function registerListWatchlist(app: App, deps: Deps): void {
+export function registerListWatchlist(app: App, deps: Pick<Deps, 'cursors' | 'store'>): void {
   app.get(
     '/social/v1/bulk-export/watchlist',
     {

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { batchItems, createBatch, findBatch } from '../../watchlist/batch-repo.js';
 import { newBatchId } from '../../domain/record-ids.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { NumericId, single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 
@@ -10,7 +11,7 @@ export const RemoveWatchlistBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerRemoveWatchlistBatch(app: App, deps: Deps): void {
+export function registerRemoveWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 'store'>): void {
   app.post(
     '/social/v1/bulk-export/watchlist/batch-remove',
     {

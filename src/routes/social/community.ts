@@ -1,9 +1,10 @@
 import { Community } from '../../domain/models.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 import { IdParams } from './params.js';
 
-export function registerCommunity(app: App, deps: Deps): void {
+export function registerCommunity(app: App, deps: Pick<Deps, 'social'>): void {
   app.get(
     '/social/v1/communities/:id',
     { schema: { operationId: 'getCommunity', tags: ['social'], summary: 'A community by id.', params: IdParams, response: { 200: single(Community) } } },

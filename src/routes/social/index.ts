@@ -1,4 +1,5 @@
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { registerCommunity } from './community.js';
 import { registerRetweetedBy } from './retweeted-by.js';
 import { registerTweet } from './tweet.js';

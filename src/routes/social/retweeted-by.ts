@@ -1,10 +1,11 @@
 import { SocialProfile } from '../../domain/models.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { pageEnvelope, positionOf } from './list-page.js';
 import { IdParams } from './params.js';
 
-export function registerRetweetedBy(app: App, deps: Deps): void {
+export function registerRetweetedBy(app: App, deps: Pick<Deps, 'cursors' | 'social'>): void {
   app.get(
     '/social/v1/tweets/:id/retweeted_by',
     {

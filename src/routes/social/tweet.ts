@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { Tweet } from '../../domain/models.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { asPayload } from '../../http/json-text.js';
 import { single } from '../../http/schemas.js';
 import type { TweetRead } from '../../social/social-service.js';
@@ -14,7 +15,7 @@ const answer = (requestId: string, r: TweetRead): TweetAnswer =>
     ? asPayload<TweetAnswer>(`{"data":${r.json},"meta":{"requestId":${JSON.stringify(requestId)},"cached":true}}`)
     : { data: r.value, meta: { requestId, cached: false } };
 
-export function registerTweet(app: App, deps: Deps): void {
+export function registerTweet(app: App, deps: Pick<Deps, 'social'>): void {
   app.get(
     '/social/v1/tweets/:id',
     { schema: { operationId: 'getTweet', tags: ['social'], summary: 'A tweet by id.', params: IdParams, response: { 200: single(Tweet) } } },

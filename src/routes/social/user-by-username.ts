@@ -1,9 +1,10 @@
 import { SocialProfile } from '../../domain/models.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 import { UsernameParams } from './params.js';
 
-export function registerUserByUsername(app: App, deps: Deps): void {
+export function registerUserByUsername(app: App, deps: Pick<Deps, 'social'>): void {
   app.get(
     '/social/v1/users/by/username/:username',
     {

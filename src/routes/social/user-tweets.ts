@@ -1,10 +1,11 @@
 import { Tweet } from '../../domain/models.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
 import { pageEnvelope, positionOf } from './list-page.js';
 import { IdParams } from './params.js';
 
-export function registerUserTweets(app: App, deps: Deps): void {
+export function registerUserTweets(app: App, deps: Pick<Deps, 'cursors' | 'social'>): void {
   app.get(
     '/social/v1/users/:id/tweets',
     {

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 
 const Health = Type.Object({ status: Type.String() });
 
-export function registerHealthRoutes(app: App, deps: Deps): void {
+export function registerHealthRoutes(app: App, deps: Pick<Deps, 'metrics' | 'rateLimiter' | 'store'>): void {
   const pub = { public: true };
   app.get('/healthz', { config: pub, schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {

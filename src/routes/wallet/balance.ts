@@ -1,8 +1,9 @@
 import { WalletBalanceSchema, WalletParams, WalletQuery } from '../../connectors/wallet/schema.js';
-import type { App, Deps } from '../../http/types.js';
+import type { App } from '../../http/types.js';
+import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 
-export function registerWalletBalance(app: App, deps: Deps): void {
+export function registerWalletBalance(app: App, deps: Pick<Deps, 'wallet'>): void {
   app.get(
     '/wallet/v1/balance/:address',
     {
