@@ -1,4 +1,4 @@
-// The operator command line `sdg` (contract section 12). Every command reads the same DATA_DIR /
+// The operator command line `sdg` (docs/spec/contract.md, section 12). Every command reads the same DATA_DIR /
 // DATABASE_URL as the server and works while it runs.
 import { Command, Option } from 'commander';
 import { createAccount, createKey, listAccounts, revokeKey } from '../accounts/accounts-repo.js';

@@ -1,6 +1,6 @@
 import { ConfigError } from './env.js';
 
-// Credits per successful call, by the route's operationId (contract section 1). Unlisted routes cost 0.
+// Credits per successful call, by the route's operationId (docs/spec/contract.md, section 1). Unlisted routes cost 0.
 export const defaultCosts: Readonly<Record<string, number>> = {
   generateExport: 0,
   addWatchlistBatch: 0,

@@ -1,4 +1,4 @@
-// The crawl-status view (specification section 2.4).
+// The crawl-status view (docs/spec/connector-spec.md, section 2.4).
 import { cycleTotals, lastCompletedCycle, runningCycle } from './crawl-repo.js';
 import { nextExpectedAt } from './crawl-scheduler.js';
 import type { JobDeps } from '../jobs/job-deps.js';

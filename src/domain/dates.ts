@@ -1,4 +1,4 @@
-// The export range (contract section 8): ISO 8601 with an offset or Z, start before end, at most 24 h.
+// The export range (docs/spec/contract.md, section 8): ISO 8601 with an offset or Z, start before end, at most 24 h.
 import { AppError } from '../errors/app-error.js';
 
 export const MAX_RANGE_MS = 24 * 3_600_000;

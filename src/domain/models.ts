@@ -1,4 +1,4 @@
-// The normalized resource models of the specification (section 2) and the contract (section 10).
+// The normalized resource models of the specification (docs/spec/connector-spec.md, section 2) and the contract (docs/spec/contract.md, section 10).
 // One TypeBox schema each: it validates, documents (OpenAPI) and types.
 import { Type, type Static } from '@sinclair/typebox';
 import './formats.js';

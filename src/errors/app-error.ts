@@ -1,4 +1,4 @@
-// One error type with stable codes; one table from code to HTTP status (contract section 5).
+// One error type with stable codes; one table from code to HTTP status (docs/spec/contract.md, section 5).
 export const errorStatus = {
   invalid_request: 400,
   invalid_cursor: 400,
@@ -36,7 +36,3 @@ export class AppError extends Error {
   }
 }
 
-/** Keeps handlers flat: `assertThat(user, 'not_found', 'No such user.')`. */
-export function assertThat(cond: unknown, code: ErrorCode, message: string, details?: Record<string, unknown>): asserts cond {
-  if (!cond) throw new AppError(code, message, details);
-}

@@ -19,7 +19,8 @@ export function sendError(reply: FastifyReply, requestId: string, err: AppError)
   return reply.code(err.status).type('application/json; charset=utf-8').send({ error, meta: { requestId } });
 }
 
-export function toAppError(err: FastifyError | AppError | Error): { appError: AppError; internal: boolean } {
+/** The AppError an error answers as, and whether it is internal (a bug: logged, its message withheld). */
+export function classifyError(err: FastifyError | AppError | Error): { appError: AppError; internal: boolean } {
   if (err instanceof AppError) return { appError: err, internal: false };
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation) {
@@ -60,7 +61,7 @@ export function toAppError(err: FastifyError | AppError | Error): { appError: Ap
 
 export function errorHandler(deps: Pick<Deps, 'metrics'>) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const { appError, internal } = toAppError(err);
+    const { appError, internal } = classifyError(err);
     if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
     reply.header('x-request-id', request.id);
     creditHeaders(request, reply);

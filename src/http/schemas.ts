@@ -1,4 +1,4 @@
-// Envelopes of the contract (section 3) as TypeBox builders, so every route's schema states its exact shape.
+// Envelopes of the contract (docs/spec/contract.md, section 3) as TypeBox builders, so every route's schema states its exact shape.
 import { Type, type TSchema } from '@sinclair/typebox';
 
 export const Meta = Type.Object({ requestId: Type.String(), cached: Type.Boolean() });

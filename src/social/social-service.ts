@@ -17,7 +17,7 @@ import {
   upsertRetweets,
   type StoredTweetJson,
 } from './social-repo.js';
-import { toAppError } from './source-errors.js';
+import { throwAsAppError } from './source-errors.js';
 import type { TweetLookup } from './tweet-lookup.js';
 import type { TweetStore } from './tweet-store.js';
 
@@ -71,7 +71,7 @@ export class SocialService {
     const handle = username.toLowerCase();
     const stored = await findProfileByUsername(this.db, handle);
     if (stored && this.fresh(stored.fetchedAt, this.cache.profileSeconds)) return { value: stored.value, cached: true };
-    const profile = await this.source.getUserByUsername(handle).catch((e) => toAppError(e, 'user'));
+    const profile = await this.source.getUserByUsername(handle).catch((e) => throwAsAppError(e, 'user'));
     await upsertProfiles(this.db, [profile], this.stamp());
     return { value: profile, cached: false };
   }
@@ -89,7 +89,7 @@ export class SocialService {
   }
 
   private async fetchTweet(id: string): Promise<TweetRead> {
-    const tweet = await this.source.getTweet(id).catch((e) => toAppError(e, 'tweet'));
+    const tweet = await this.source.getTweet(id).catch((e) => throwAsAppError(e, 'tweet'));
     await this.tweets.write(this.db, [tweet], this.stamp());
     this.lookup.forget(id);
     return { value: tweet, cached: false };
@@ -98,7 +98,7 @@ export class SocialService {
   async community(id: string): Promise<Read<Community>> {
     const stored = await findCommunity(this.db, id);
     if (stored && this.fresh(stored.fetchedAt, this.cache.communitySeconds)) return { value: stored.value, cached: true };
-    const community = await this.source.getCommunity(id).catch((e) => toAppError(e, 'community'));
+    const community = await this.source.getCommunity(id).catch((e) => throwAsAppError(e, 'community'));
     await upsertCommunity(this.db, community, this.stamp());
     return { value: community, cached: false };
   }
@@ -112,7 +112,7 @@ export class SocialService {
         return { items: hit.value.users.map((u) => profiles.get(u.id)!), next: hit.value.next, cached: true };
       }
     }
-    const page = await this.source.getRetweeters(tweetId, { limit, ...(after ? { after } : {}) }).catch((e) => toAppError(e, 'tweet'));
+    const page = await this.source.getRetweeters(tweetId, { limit, ...(after ? { after } : {}) }).catch((e) => throwAsAppError(e, 'tweet'));
     const stamp = this.stamp();
     await upsertProfiles(this.db, page.items.map((e) => e.user), stamp);
     await upsertRetweets(this.db, tweetId, page.items.map((e) => ({ userId: e.user.id, retweetedAt: e.retweetedAt })));
@@ -128,7 +128,7 @@ export class SocialService {
       const tweets = await findTweets(this.db, hit.value.ids);
       if (tweets.size === new Set(hit.value.ids).size) return { items: hit.value.ids.map((id) => tweets.get(id)!), next: hit.value.next, cached: true };
     }
-    const page = await this.source.getUserTweets(userId, { limit, ...(after ? { after } : {}) }).catch((e) => toAppError(e, 'user'));
+    const page = await this.source.getUserTweets(userId, { limit, ...(after ? { after } : {}) }).catch((e) => throwAsAppError(e, 'user'));
     const stamp = this.stamp();
     await this.tweets.write(this.db, page.items, stamp);
     await putListCache(this.db, key, { ids: page.items.map((t) => t.id), ...(page.next ? { next: page.next } : {}) } satisfies CachedTimeline, stamp);

@@ -1,8 +1,8 @@
 import { AppError } from '../errors/app-error.js';
 import { SourceError } from '../sources/types.js';
 
-/** Maps a data source's typed failure to the contract's errors (section 5). Anything else is rethrown. */
-export function toAppError(err: unknown, what: string): never {
+/** Throws a data source's typed failure as the contract's error (docs/spec/contract.md, section 5). Anything else is rethrown. */
+export function throwAsAppError(err: unknown, what: string): never {
   if (!(err instanceof SourceError)) throw err;
   switch (err.kind) {
     case 'not_found':

@@ -47,15 +47,18 @@ for (const backend of backends()) {
       assert.deepEqual(new Set(charges.map((c) => c.request_id)), new Set(ok.map((r) => r.headers['x-request-id'])));
     });
 
-    test('a failed call is never charged: bad input after auth costs nothing', async () => {
-      const a = await h.account({ credits: 100 });
-      const res = await h.app.inject({ url: '/echo/v1/hello?x=1', headers: { 'x-api-key': a.apiKey } });
-      // echo takes no query; extra query params are ignored, so this one succeeds and is charged
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['x-credits-remaining'], String(100 - COST));
-      const usageBad = await h.app.inject({ url: '/api/v1/usage?limit=0', headers: { 'x-api-key': a.apiKey } });
-      assert.equal(usageBad.statusCode, 400);
-      assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 100 - COST);
+    test('bad input to a charged route is refused before any credit is held, and costs nothing', async () => {
+      const a = await h.account({ credits: 1000 });
+      const ledgerRows = async () => (await h.deps.store.db.selectFrom('ledger_entries').select('id').where('account_id', '=', a.accountId).execute()).length;
+      const before = await ledgerRows();
+      for (const url of ['/social/v1/users/not-a-number/tweets', '/social/v1/users/1/tweets?limit=0', '/social/v1/tweets/%20', '/api/v1/usage?limit=0']) {
+        const res = await h.app.inject({ url, headers: { 'x-api-key': a.apiKey } });
+        assert.equal(res.statusCode, 400, url);
+        assert.equal(res.headers['x-credits-charged'], '0', url);
+        assert.equal(res.headers['x-credits-remaining'], '1000', url);
+      }
+      assert.deepEqual(await getBalance(h.deps.store.db, a.accountId), { balance: 1000, reserved: 0 });
+      assert.equal(await ledgerRows(), before);
     });
 
     test('a release never exceeds its reservation; settle and release happen once', async () => {

@@ -4,8 +4,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { repoRoot } from './helpers.js';
 
-/** CI clones the repository with shared/ beside it. */
-export const SPEC_PATH = path.resolve(repoRoot, '../shared/upstream/x-api-v2-openapi.json');
+/** The official document, kept in the repository (docs/upstream/README.md says where it comes from). */
+export const SPEC_PATH = path.resolve(repoRoot, 'docs/upstream/x-api-v2-openapi.json');
 const PRISM_BIN = path.resolve(repoRoot, 'node_modules/.bin/prism');
 
 export interface RunningPrism {

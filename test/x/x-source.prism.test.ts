@@ -1,4 +1,4 @@
-// XSource against Prism mocking the X API v2 OpenAPI document (shared/upstream, version 2.167).
+// XSource against Prism mocking the X API v2 OpenAPI document (docs/upstream, version 2.167).
 //
 // What this proves:
 //  1. Our requests match the document: Prism validates path patterns, query parameter names'

@@ -17,7 +17,7 @@ import { AppError, type ErrorCode } from '../../errors/app-error.js';
 import { DEFAULT_RPC_RETRIES, DEFAULT_RPC_TIMEOUT_MS, type WalletChainConfig } from './chains.js';
 import { checkDefaultChain, normalizeAddress, resolveChain } from './validation.js';
 
-/** Contract section 10, "Wallet". */
+/** docs/spec/contract.md, section 10, "Wallet". */
 export interface WalletBalance {
   /** EIP-55 checksummed address. */
   address: string;

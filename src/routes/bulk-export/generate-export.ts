@@ -8,7 +8,7 @@ import { single } from '../../http/schemas.js';
 import { exportRecord, ExportRecord, meta } from './schemas.js';
 
 // The dates are checked by the handler, not by a schema format, so that a malformed date is
-// invalid_date_range (contract section 5) rather than invalid_request.
+// invalid_date_range (docs/spec/contract.md, section 5) rather than invalid_request.
 const DateText = (example: string) =>
   Type.String({ minLength: 1, maxLength: 64, description: 'ISO 8601 date-time with an offset or Z', examples: [example] });
 

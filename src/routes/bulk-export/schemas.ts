@@ -1,4 +1,4 @@
-// Records of the bulk-export group (contract section 8, specification 2.4) as TypeBox schemas, and
+// Records of the bulk-export group (docs/spec/contract.md, section 8; docs/spec/connector-spec.md, 2.4) as TypeBox schemas, and
 // the mapping from store rows to them.
 import { Type, type Static } from '@sinclair/typebox';
 import type { BatchRow, ItemRow } from '../../watchlist/batch-repo.js';

@@ -1,5 +1,5 @@
 // The fields and expansions we ask X for, in two dialects:
-//  - 'posts': the names of the X API v2 OpenAPI document, version 2.167 (shared/upstream): post.fields,
+//  - 'posts': the names of the X API v2 OpenAPI document, version 2.167 (docs/upstream): post.fields,
 //    note_post, referenced_posts and author_id/in_reply_to_user_id as expansions, pinned_post_id as
 //    a user expansion. Checked against the document by the Prism tests.
 //  - 'tweets': the tweet-era names of X's reference pages (tweet.fields, note_tweet,

@@ -1,5 +1,5 @@
 // The X API v2 data source: app-only bearer token, Node's global fetch, one request per call.
-// Parameters follow the X API v2 OpenAPI document (shared/upstream/x-api-v2-openapi.json); answers in
+// Parameters follow the X API v2 OpenAPI document (docs/upstream/x-api-v2-openapi.json); answers in
 // post-era and tweet-era names are both understood.
 import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
 import { SourceError, type DataSource, type RetweetEdge, type SourcePage, type TimelineQuery } from '../types.js';
