@@ -1,7 +1,8 @@
 // Compiles src/ (and bench/, whose export child measures the compiled program) to dist/, file by
 // file, for `npm start`: the server then runs plain JavaScript, without tsx's loader thread (about
 // 30 MB) or its per-closure naming. Type checking stays with `npm run typecheck`; this only strips types.
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
@@ -17,5 +18,24 @@ const walk = (dir) => {
 };
 walk(join(root, 'src'));
 walk(join(root, 'bench'));
+
+// `npm start` on a built tree starts at once: when no source changed since the last build (same
+// paths, sizes and modification times, same build script and lockfile), the build is skipped.
+const stampFile = join(root, 'dist', '.build-stamp');
+const stamp = fingerprint([join(root, 'src'), join(root, 'bench'), fileURLToPath(import.meta.url), join(root, 'package-lock.json')]);
+if (!process.argv.includes('--force') && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) process.exit(0);
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 buildSync({ entryPoints: files, outdir: join(root, 'dist'), outbase: root, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
+writeFileSync(stampFile, stamp);
+
+function fingerprint(paths) {
+  const h = createHash('sha256');
+  const add = (p) => {
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isDirectory()) for (const name of readdirSync(p).sort()) add(join(p, name));
+    else h.update(`${p}\0${st.size}\0${st.mtimeMs}\n`);
+  };
+  for (const p of paths) add(p);
+  return h.digest('hex');
+}

@@ -29,7 +29,6 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   const app = Fastify({
     // Our logger is set as app.log below; why Fastify has none of its own: see logging.ts.
     logger: false,
-    disableRequestLogging: true,
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,

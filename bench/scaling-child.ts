@@ -1,0 +1,148 @@
+// One point of the scaling benchmark, in a process of its own so that its peak memory is its own:
+//   node dist/bench/scaling-child.js crawl|timeline|usage|exports N
+// prints one JSON line. The parent (bench/scaling.ts) runs every point and draws the curves.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount, createKey } from '../src/accounts/accounts-repo.js';
+import { loadConfig } from '../src/config/config.js';
+import { grant } from '../src/credits/credits-repo.js';
+import { buildApp } from '../src/http/app.js';
+import { DemoSource } from '../src/sources/demo/demo-source.js';
+import { isActive } from '../src/sources/demo/users.js';
+import { startBackground } from '../src/wiring/background.js';
+import { buildDeps, closeDeps, type Deps } from '../src/wiring/deps.js';
+import { withPeakRss } from './fixtures.js';
+
+const [kind, nText] = process.argv.slice(2);
+const n = Number(nText);
+const dir = mkdtempSync(join(tmpdir(), `sdg-scaling-${kind}-`));
+const plans = join(dir, 'plans.json');
+
+/** Median of the durations of `count` runs of `fn` (ms). */
+async function median(count: number, fn: (i: number) => Promise<void>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    await fn(i);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return Math.round(times[Math.floor(times.length / 2)]! * 1000) / 1000;
+}
+
+/** Fills `table` with `rows` rows by one INSERT … SELECT over a recursive counter, in chunks of a million. */
+function fill(deps: Deps, rows: number, insert: (from: number, to: number) => string): void {
+  const db = deps.store.sqlite!;
+  for (let from = 0; from < rows; from += 1_000_000) {
+    const to = Math.min(rows, from + 1_000_000);
+    db.exec('begin');
+    db.exec(insert(from, to));
+    db.exec('commit');
+  }
+}
+
+const counter = (from: number, to: number) => `with recursive c(i) as (select ${from} union all select i + 1 from c where i + 1 < ${to})`;
+
+async function main(): Promise<Record<string, unknown>> {
+  const { writeFileSync } = await import('node:fs');
+  // A plan whose watchlist takes every account of the largest crawl point.
+  writeFileSync(plans, JSON.stringify([{ id: 'scale', name: 'Scale', priceCents: 0, currency: 'USD', credits: 0, watchlistLimit: 1_000_000, rateLimitPerMinute: 100_000_000, description: 'Benchmark' }]));
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', PLANS_FILE: plans, JOBS_POLL_MS: '50' });
+  const deps = await buildDeps(config);
+  const db = deps.store.db;
+  const { accountId } = await createAccount(db, { name: 'scale', planId: 'scale', rateLimitPerMinute: 100_000_000 });
+  await grant(db, accountId, 1_000_000_000_000, 'bench');
+  const key = (await createKey(db, accountId, 'bench')).key;
+  const headers = { 'x-api-key': key };
+  try {
+    if (kind === 'crawl') {
+      // N active accounts of the demo network on the watchlist, then one whole crawl cycle (each
+      // account's first crawl backfills CRAWL_BACKFILL_DAYS), run by the worker and scheduler roles
+      // as `npm start` runs them.
+      const demo = deps.source as DemoSource;
+      const ids: string[] = [];
+      for (let i = 0; ids.length < n && i < demo.net.userCount; i++) if (isActive(demo.net, i)) ids.push(demo.net.userIds.encode(i));
+      const now = new Date().toISOString();
+      for (let i = 0; i < ids.length; i += 500) {
+        await db.insertInto('watchlist_entries').values(ids.slice(i, i + 500).map((id) => ({ account_id: accountId, social_user_id: id, username: `u${id}`, added_at: now }))).execute();
+      }
+      await db.insertInto('watchlist_counts').values({ account_id: accountId, entries: ids.length }).execute();
+      const { result: seconds, peakRss, baselineRss } = await withPeakRss(async () => {
+        const t = performance.now();
+        const bg = await startBackground(deps, { roles: ['worker', 'scheduler'], log: { info() {}, warn() {}, error() {} } });
+        for (;;) {
+          const c = await db.selectFrom('crawl_cycles').select(['status']).where('status', '=', 'completed').executeTakeFirst();
+          if (c) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const s = (performance.now() - t) / 1000;
+        await bg.stop();
+        return s;
+      });
+      const tweets = Number((await db.selectFrom('tweets').select((eb) => eb.fn.countAll().as('c')).executeTakeFirstOrThrow()).c);
+      return { kind, n, seconds: Math.round(seconds * 100) / 100, tweets, peakRssMb: Math.round(peakRss / 1_048_576), baselineRssMb: Math.round(baselineRss / 1_048_576) };
+    }
+
+    const app = await buildApp(deps, { logger: false });
+    await app.ready();
+    const get = async (url: string) => {
+      const res = await app.inject({ url, headers });
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      return JSON.parse(res.body) as { data: { items: unknown[]; nextCursor: string | null } };
+    };
+    const seed0 = performance.now();
+    if (kind === 'timeline') {
+      // N stored tweets by other authors; then first timeline pages of accounts not yet read: each
+      // asks the source for 100 tweets and writes them into a table of N rows.
+      fill(deps, n, (from, to) => `${counter(from, to)} insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at)
+        select 'x' || i, printf('%020d', i), 'a' || (i % 10000), strftime('%Y-%m-%dT%H:%M:%fZ', 1700000000 + i, 'unixepoch'),
+               '{"id":"x' || i || '","text":"seeded tweet ' || i || '","authorId":"a' || (i % 10000) || '"}', '{}', '2025-01-01T00:00:00.000Z' from c`);
+      const seedSeconds = (performance.now() - seed0) / 1000;
+      const demo = deps.source as DemoSource;
+      const users: string[] = [];
+      for (let i = 0; users.length < 60 && i < demo.net.userCount; i++) if (isActive(demo.net, i)) users.push(demo.net.userIds.encode(i));
+      await get(`/social/v1/users/${users[0]}/tweets?limit=100`); // warm-up
+      const { result: ms, peakRss } = await withPeakRss(() => median(50, (i) => get(`/social/v1/users/${users[i + 1]}/tweets?limit=100`).then(() => undefined)));
+      return { kind, n, firstPageMs: ms, seedSeconds: Math.round(seedSeconds), peakRssMb: Math.round(peakRss / 1_048_576) };
+    }
+    if (kind === 'usage') {
+      // N ledger entries of this account (plus its grant); the first page and a page in the middle.
+      fill(deps, n, (from, to) => `${counter(from, to)} insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
+        select '${accountId}', 'charge', -1, 1000000000000 - i, 'req' || i, null, 'getTweet', null, strftime('%Y-%m-%dT%H:%M:%fZ', 1700000000 + i, 'unixepoch') from c`);
+      const seedSeconds = (performance.now() - seed0) / 1000;
+      const middle = Number((await db.selectFrom('ledger_entries').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m) - Math.floor(n / 2);
+      const cursor = deps.cursors.encode(`usage:${accountId}`, { id: middle });
+      await get('/api/v1/usage?limit=100');
+      const { result, peakRss } = await withPeakRss(async () => ({
+        first: await median(50, () => get('/api/v1/usage?limit=100').then(() => undefined)),
+        middle: await median(50, () => get(`/api/v1/usage?limit=100&cursor=${encodeURIComponent(cursor)}`).then(() => undefined)),
+      }));
+      return { kind, n, firstPageMs: result.first, middlePageMs: result.middle, seedSeconds: Math.round(seedSeconds), peakRssMb: Math.round(peakRss / 1_048_576) };
+    }
+    if (kind === 'exports') {
+      // N export records of this account (completed, as the list shows them); first and middle page.
+      fill(deps, n, (from, to) => `${counter(from, to)} insert into exports (id, account_id, status, start_date, end_date, format, tweet_count, size_bytes, sha256, object_key, created_at, started_at, completed_at, error, attempts)
+        select printf('%d', 100000000000 + i), '${accountId}', 'completed', '2025-01-01T00:00:00.000Z', '2025-01-02T00:00:00.000Z', 'jsonl.gz', 10, 1000,
+               '${'0'.repeat(64)}', 'exports/' || i || '.jsonl.gz', strftime('%Y-%m-%dT%H:%M:%fZ', 1700000000 + i, 'unixepoch'), null, null, null, 1 from c`);
+      const seedSeconds = (performance.now() - seed0) / 1000;
+      const mid = 100_000_000_000 + Math.floor(n / 2);
+      const cursor = deps.cursors.encode(`exports:${accountId}`, { createdAt: new Date((1_700_000_000 + (mid - 100_000_000_000)) * 1000).toISOString(), id: String(mid) });
+      await get('/social/v1/bulk-export/exports?limit=100');
+      const { result, peakRss } = await withPeakRss(async () => ({
+        first: await median(50, () => get('/social/v1/bulk-export/exports?limit=100').then(() => undefined)),
+        middle: await median(50, () => get(`/social/v1/bulk-export/exports?limit=100&cursor=${encodeURIComponent(cursor)}`).then(() => undefined)),
+      }));
+      return { kind, n, firstPageMs: result.first, middlePageMs: result.middle, seedSeconds: Math.round(seedSeconds), peakRssMb: Math.round(peakRss / 1_048_576) };
+    }
+    throw new Error(`unknown kind ${kind}`);
+  } finally {
+    await closeDeps(deps);
+  }
+}
+
+try {
+  console.log(JSON.stringify(await main()));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
