@@ -1,12 +1,12 @@
 // HTTP throughput and latency: our authenticated endpoints against bare Fastify, in the same run,
 // each server in its own process and wrk as the client.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { freePort, repoRoot, runSdg, startServer } from '../test/helpers/processes.js';
+import { freePort, repoRoot, runSdg, startServer, type ServerProcess } from '../test/helpers/processes.js';
 
 export interface HttpResult {
   name: string;
@@ -16,14 +16,16 @@ export interface HttpResult {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** The server process's peak resident memory so far (VmHWM), in MB. */
+  peakRssMb: number;
 }
 
 const run = promisify(execFile);
 
 // wrk (C, one thread) generates the load: a JavaScript client would spend more CPU parsing our
 // larger responses than the bare server's, and on 2 cores that would skew the ratio.
-async function wrk(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<string> {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+async function wrk(url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string): Promise<string> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...(script ? ['-s', script] : []), ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
   return (pinning ? await run('taskset', ['-c', WRK_CPU, 'wrk', ...args]) : await run('wrk', args)).stdout;
 }
 
@@ -53,37 +55,110 @@ function ms(text: string, label: string): number {
   return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
 }
 
+// The highest resident set size the process has had (the kernel keeps it: VmHWM), in MB.
+function peakRssMb(pid: number): number {
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return Math.round(kb / 1024);
+}
+
 // CPU time of a process in µs, from /proc (clock ticks of 10 ms; a 10 s run makes that error small).
 function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<HttpResult> {
-  await wrk(url, headers, 2, connections); // warm-up (JIT, caches)
+async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string): Promise<HttpResult> {
+  await wrk(url, headers, 2, connections, script); // warm-up (JIT, caches)
   const cpu0 = cpuMicros(pid);
-  const out = await wrk(url, headers, seconds, connections);
+  const out = await wrk(url, headers, seconds, connections, script);
   const cpu = cpuMicros(pid) - cpu0;
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? NaN);
   const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx };
+  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid) };
 }
 
-// Both servers run compiled, with the same V8 flag. On 2 cores with wrk on one of them, V8's four
-// parallel GC helper threads fight wrk and the server's main thread; a process then sometimes
-// settles into a mode where those helpers burn 3x the CPU for its whole life (measured: the same
-// build at 41 or 87 µs CPU a request, depending on the process). Collecting on the main thread
-// only removes that coin toss for both servers alike.
-const SERVER_FLAGS = ['--single-threaded-gc'];
+// Both servers run compiled, with the Node flags `npm start` gives the served process (read from
+// package.json, so the benchmark measures what ships and nothing else).
+export const SERVER_FLAGS = shippedNodeFlags();
+
+function shippedNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const served = start.split('&&').map((c) => c.trim()).find((c) => c.includes('dist/src/cli/main.js'));
+  if (!served) throw new Error(`package.json's start script does not run dist/src/cli/main.js: ${start}`);
+  const words = served.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/cli/main.js'));
+}
+
+export interface HttpBenchOptions {
+  seconds?: number;
+  connections?: number;
+  rounds?: number;
+  /** 'embedded': SQLite in a temp dir, as `npm start`; 'postgres': DATABASE_URL + REDIS_URL (BENCH_DATABASE_URL, BENCH_REDIS_URL). */
+  backend?: 'embedded' | 'postgres';
+  /** Accounts whose keys the load takes turns with (one key each). */
+  accounts?: number;
+  /** API processes serving the load (each takes half the connections; both pinned to the server CPU). */
+  apiProcesses?: number;
+}
+
+/** A fresh store for the servers: its environment, and a cleanup. */
+async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
+  if (backend === 'embedded') return { env: { DATA_DIR: dataDir }, dispose: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+  const schema = `bench_${Date.now().toString(36)}`;
+  const pg = (await import('pg')).default;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString(), REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' },
+    async dispose() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Accounts with ample credits and rate limits, made in the store the servers use; their keys. */
+async function benchKeys(env: Record<string, string>, count: number): Promise<string[]> {
+  const { loadConfig } = await import('../src/config/config.js');
+  const { openStore } = await import('../src/db/connect.js');
+  const { migrateToLatest } = await import('../src/db/migrate.js');
+  const { createAccount, createKey } = await import('../src/accounts/accounts-repo.js');
+  const { grant } = await import('../src/credits/credits-repo.js');
+  const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    await migrateToLatest(store);
+    const keys: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const { accountId } = await createAccount(store.db, { name: `bench-${i}`, planId: config.defaultPlanId, rateLimitPerMinute: 100_000_000 });
+      await grant(store.db, accountId, 1_000_000_000_000, 'bench');
+      keys.push((await createKey(store.db, accountId, 'bench')).key);
+    }
+    return keys;
+  } finally {
+    await store.close();
+  }
+}
 
 // The host's other load comes and goes (this is a shared 2-core VM), so each endpoint is measured
 // in several rounds, the three taking turns within a round, and the round with the highest
 // throughput is kept for each: a short stall elsewhere cannot land on one endpoint only.
-export async function benchHttp(opts: { seconds?: number; connections?: number; rounds?: number } = {}): Promise<HttpResult[]> {
+export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult[]> {
   const seconds = opts.seconds ?? 10;
   const connections = opts.connections ?? 50;
   const rounds = opts.rounds ?? 3;
+  const backend = opts.backend ?? 'embedded';
+  const nProc = opts.apiProcesses ?? 1;
 
   const port = await freePort();
   const bare = spawn(process.execPath, [...SERVER_FLAGS, 'dist/bench/bare-server.js'], { cwd: repoRoot, env: { ...process.env, PORT: String(port) }, stdio: 'inherit' });
@@ -96,22 +171,31 @@ export async function benchHttp(opts: { seconds?: number; connections?: number; 
   }
 
   await pin(bare.pid!);
-  const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
-  const env = { DATA_DIR: dataDir, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
+  const store = await benchStore(backend);
+  const env = { ...store.env, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
+  const keys = await benchKeys(env, opts.accounts ?? 1);
   // As `npm start` runs it: the compiled program (`npm run bench` builds it first).
-  const server = await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']);
+  const servers: ServerProcess[] = [];
+  const luaDir = mkdtempSync(join(tmpdir(), 'sdg-bench-lua-'));
   try {
-    await pin(server.child.pid!);
-    const created = await runSdg(['accounts', 'create', '--name', 'bench', '--credits', '1000000000000', '--rate-limit-per-minute', '100000000', '--json'], env);
-    const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };
+    for (let i = 0; i < nProc; i++) servers.push(await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']));
+    for (const s of servers) await pin(s.child.pid!);
     const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
-    const headers = { 'x-api-key': apiKey };
-    const tweetUrl = `${server.url}/social/v1/tweets/${sample.tweetIds[0]}`;
-    await fetch(tweetUrl, { headers }); // first call fills the store; the rest are cache hits
+    // One key: a header. Several: a wrk script hands them out in turn, one per request.
+    let keyArgs: { headers: Record<string, string>; script?: string } = { headers: { 'x-api-key': keys[0]! } };
+    if (keys.length > 1) {
+      const script = join(luaDir, 'keys.lua');
+      writeFileSync(script, `local keys = {${keys.map((k) => JSON.stringify(k)).join(',')}}\nlocal i = 0\nrequest = function()\n  i = i % #keys + 1\n  return wrk.format(nil, nil, { ["x-api-key"] = keys[i] })\nend\n`);
+      keyArgs = { headers: {}, script };
+    }
+    const tweetPath = `/social/v1/tweets/${sample.tweetIds[0]}`;
+    for (const k of keys) for (const s of servers) await fetch(`${s.url}${tweetPath}`, { headers: { 'x-api-key': k } }); // fills the store and the caches
+    const ours = (name: string, path: string) => () => loadAll(name, servers, path, keyArgs, seconds, connections);
+    const tag = `${backend === 'postgres' ? 'Postgres + Redis' : 'embedded'}${keys.length > 1 ? `, ${keys.length} accounts` : ''}${nProc > 1 ? `, ${nProc} API processes` : ''}`;
     const plan = [
       () => load('bare Fastify GET /hello', bare.pid!, `http://127.0.0.1:${port}/hello`, {}, seconds, connections),
-      () => load('ours GET /echo/v1/hello (authenticated, metered, 0 credits)', server.child.pid!, `${server.url}/echo/v1/hello`, headers, seconds, connections),
-      () => load('ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached)', server.child.pid!, tweetUrl, headers, seconds, connections),
+      ours(`ours GET /echo/v1/hello (authenticated, metered, 0 credits; ${tag})`, '/echo/v1/hello'),
+      ours(`ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached; ${tag})`, tweetPath),
     ];
     const best: HttpResult[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -124,9 +208,28 @@ export async function benchHttp(opts: { seconds?: number; connections?: number; 
     return best;
   } finally {
     bare.kill('SIGTERM');
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const s of servers) await s.stop();
+    await store.dispose();
+    rmSync(luaDir, { recursive: true, force: true });
   }
+}
+
+/** The same load on every API process at once (connections split between them), summed. */
+async function loadAll(name: string, servers: ServerProcess[], path: string, keys: { headers: Record<string, string>; script?: string }, seconds: number, connections: number): Promise<HttpResult> {
+  const per = Math.max(1, Math.floor(connections / servers.length));
+  const parts = await Promise.all(servers.map((s) => load(name, s.child.pid!, `${s.url}${path}`, keys.headers, seconds, per, keys.script)));
+  if (parts.length === 1) return parts[0]!;
+  const total = parts.reduce((a, p) => a + p.requestsPerSec, 0);
+  return {
+    name,
+    requestsPerSec: total,
+    // Weighted by each process's share of the requests.
+    cpuUsPerRequest: Math.round((parts.reduce((a, p) => a + p.cpuUsPerRequest * p.requestsPerSec, 0) / total) * 10) / 10,
+    p50Ms: Math.max(...parts.map((p) => p.p50Ms)),
+    p99Ms: Math.max(...parts.map((p) => p.p99Ms)),
+    non2xx: parts.reduce((a, p) => a + p.non2xx, 0),
+    peakRssMb: Math.max(...parts.map((p) => p.peakRssMb)),
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,10 +1,10 @@
 // `npm run bench`: every benchmark in one run, so ratios compare numbers taken on the same machine
 // at the same time. Writes docs/benchmarks.md. `BENCH_EXPORT_TWEETS` sets the export's size.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchExport } from './export.js';
-import { benchHttp } from './http.js';
+import { benchHttp, SERVER_FLAGS, type HttpResult } from './http.js';
 import { benchIngest } from './ingest.js';
 import { repoRoot } from '../test/helpers/processes.js';
 
@@ -14,6 +14,22 @@ const exportTweets = Number(process.env.BENCH_EXPORT_TWEETS ?? 1_000_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const http = await benchHttp({ seconds, connections: 50, rounds });
 console.log(JSON.stringify(http, null, 2));
+
+// Scale-out: the same calls on Postgres + Redis (BENCH_DATABASE_URL, BENCH_REDIS_URL; default this
+// machine's), one account, 50 accounts, and two API processes. BENCH_POSTGRES=0 skips them.
+const scaleOut: Array<{ label: string; results: HttpResult[] }> = [];
+if (process.env.BENCH_POSTGRES !== '0') {
+  const pgRounds = Math.min(rounds, 3);
+  for (const [label, o] of [
+    ['one account', {}],
+    ['50 accounts', { accounts: 50 }],
+    ['one account, two API processes', { apiProcesses: 2 }],
+  ] as const) {
+    const results = await benchHttp({ seconds, connections: 50, rounds: pgRounds, backend: 'postgres', ...o });
+    console.log(JSON.stringify(results, null, 2));
+    scaleOut.push({ label, results });
+  }
+}
 // The ingest in rounds too, keeping the round where the crawl writer was fastest.
 const CRAWL = 'crawl page writer, pages of 100 from 8 accounts at once (tweets/s)';
 let ingest: Record<string, unknown> = {};
@@ -47,8 +63,8 @@ from run to run; the ratios, taken in one run, are what to compare.
 
 ## HTTP: our endpoints against bare Fastify
 
-Each server runs in its own process, compiled, with the same Node flag (\`--single-threaded-gc\`),
-and every server is pinned to the last CPU and wrk (one thread, ${50} connections, ${seconds} s after a
+Each server runs in its own process, compiled, with the Node flags \`npm start\` gives the served
+process (${SERVER_FLAGS.length ? SERVER_FLAGS.map((f) => `\`${f}\``).join(' ') : 'none'}), and every server is pinned to the last CPU and wrk (one thread, ${50} connections, ${seconds} s after a
 2 s warm-up) to the first; why, under "Where the time goes". Each endpoint is measured in ${rounds}
 rounds, the three taking turns, and the round with the highest throughput is shown (the host's
 other load comes and goes). The bare baseline is Fastify answering \`{"message":"hello"}\` with no
@@ -59,12 +75,34 @@ the same event-loop turn. Requests arriving in one turn share one key lookup and
 ask for the same tweet, one tweet read, which is answered with the tweet's JSON as stored. The CPU columns give the server process's CPU time per
 request (from /proc), which the load generator sharing the 2 cores disturbs less than throughput.
 
-| endpoint | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) |
-|---|---|---|---|---|---|---|---|
-${http.map((r) => `| ${r.name} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${ratio(r.requestsPerSec, bare!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(bare!.cpuUsPerRequest, r.cpuUsPerRequest)} |`).join('\n')}
+| endpoint | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) | server peak RSS MB |
+|---|---|---|---|---|---|---|---|---|
+${http.map((r) => `| ${r.name} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p50Ms} | ${r.p99Ms} | ${r.non2xx} | ${ratio(r.requestsPerSec, bare!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(bare!.cpuUsPerRequest, r.cpuUsPerRequest)} | ${r.peakRssMb} |`).join('\n')}
 
 Targets: echo ≥ 0.7 of bare (${ratio(echo!.requestsPerSec, bare!.requestsPerSec)} measured); cached, charged tweet ≥ 0.6 of
 bare (${ratio(tweet!.requestsPerSec, bare!.requestsPerSec)} measured) with p99 ≤ 10 ms at 50 connections (${tweet!.p99Ms} ms measured).
+
+## HTTP on Postgres + Redis (scale-out)
+
+${
+  scaleOut.length === 0
+    ? 'Not measured in this run (BENCH_POSTGRES=0).'
+    : `The same servers and load with \`DATABASE_URL\` and \`REDIS_URL\` set (a fresh schema of this machine's
+Postgres, its Redis), in ${Math.min(rounds, 3)} rounds each, best kept; bare Fastify measured again in each group.
+With 50 accounts, wrk hands out their keys in turn (one per request). With two API processes, both
+are pinned to the same server CPU and each takes half the connections: on this 2-core host a second
+process adds no CPU, so the figure shows what sharing the store costs, not what a bigger host gains.
+
+| setup | endpoint | requests/s | p99 ms | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) |
+|---|---|---|---|---|---|---|
+${scaleOut
+  .flatMap(({ label, results }) =>
+    results.slice(1).map((r) => `| ${label} | ${r.name.replace(/ \(.*$/, '')} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${ratio(r.requestsPerSec, results[0]!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(results[0]!.cpuUsPerRequest, r.cpuUsPerRequest)} |`),
+  )
+  .join('\n')}
+
+Targets: the charged cached tweet at ≥ 0.5 of bare with p99 ≤ 15 ms, for one account and for 50; the echo ≥ 0.6.`
+}
 
 ## Crawl ingest into the embedded store
 
@@ -158,5 +196,8 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
 - Ingest slows as the table grows (random inserts into the id and time indexes): the crawl writer
   does about 60,000 tweets/s into an empty store over the first 100,000 tweets, 50,000 over 200,000.
 `;
-writeFileSync(join(repoRoot, 'docs/benchmarks.md'), md);
+// The scaling section (npm run bench:scaling) is kept as it was.
+const mdPath = join(repoRoot, 'docs/benchmarks.md');
+const scaling = existsSync(mdPath) ? /<!-- scaling:start -->[\s\S]*<!-- scaling:end -->/.exec(readFileSync(mdPath, 'utf8'))?.[0] : undefined;
+writeFileSync(mdPath, scaling ? `${md.trimEnd()}\n\n${scaling}\n` : md);
 console.log('wrote docs/benchmarks.md');
