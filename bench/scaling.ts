@@ -29,15 +29,21 @@ async function child(kind: string, n: number): Promise<Record<string, number>> {
   return r;
 }
 
+// SCALING_ONLY=crawl,usage re-measures those kinds and keeps the others from docs/scaling.json.
+const only = process.env.SCALING_ONLY?.split(',');
+const jsonPath = join(repoRoot, 'docs/scaling.json');
+const kept = only && existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as { results: Record<string, Array<Record<string, number>>> }).results : {};
+const wanted = (kind: string) => !only || only.includes(kind);
 const results: Record<string, Array<Record<string, number>>> = { crawl: [], timeline: [], usage: [], exports: [], export: [] };
-for (const n of crawlSizes) results.crawl!.push(await child('crawl', n));
-for (const kind of ['timeline', 'usage', 'exports']) for (const n of rowsSizes) results[kind]!.push(await child(kind, n));
-for (const n of exportSizes) {
+for (const kind of Object.keys(results)) if (!wanted(kind) && kept[kind]) results[kind] = kept[kind];
+if (wanted('crawl')) for (const n of crawlSizes) results.crawl!.push(await child('crawl', n));
+for (const kind of ['timeline', 'usage', 'exports']) if (wanted(kind)) for (const n of rowsSizes) results[kind]!.push(await child(kind, n));
+if (wanted('export')) for (const n of exportSizes) {
   const r = await benchExport({ tweets: n, rounds: 1 });
   results.export!.push({ n, seconds: Number(r['export (s)']), peakRssMb: Number(r['export process peak RSS (MB)']), gzipSeconds: Number(r['gzip -6 on the same bytes (s)']) });
   console.error(`export ${n}: ${JSON.stringify(results.export!.at(-1))}`);
 }
-writeFileSync(join(repoRoot, 'docs/scaling.json'), `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
+writeFileSync(jsonPath, `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
 
 const pts = (kind: string, y: string): Point[] => results[kind]!.map((r) => ({ x: r.n!, y: r[y]! }));
 const charts = [

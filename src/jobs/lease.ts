@@ -51,11 +51,15 @@ export async function claimById(db: Kysely<Database>, spec: LeaseSpec, id: strin
 export async function claimNext(db: Kysely<Database>, spec: LeaseSpec, owner: string, leaseMs: number, nowMs = Date.now()): Promise<Claim | undefined> {
   const t = sql.table(spec.table);
   const now = iso(nowMs);
-  const candidates = await sql<{ id: string }>`
-    select id from ${t}
-    where status = ${spec.ready} or (status = ${spec.active} and lease_expires_at < ${now})
-    order by created_at limit 8`.execute(db);
-  for (const c of candidates.rows) {
+  // Two queries, each an index walk in created_at order that stops after 8 rows: one with an OR
+  // made SQLite read every ready row and sort them, so a crawl cycle of N targets cost N² reads.
+  // Active rows are few (at most the workers' concurrency), so the second reads little.
+  const ready = await sql<{ id: string; created_at: string }>`
+    select id, created_at from ${t} where status = ${spec.ready} order by created_at limit 8`.execute(db);
+  const expired = await sql<{ id: string; created_at: string }>`
+    select id, created_at from ${t} where status = ${spec.active} and lease_expires_at < ${now} order by created_at limit 8`.execute(db);
+  const candidates = [...ready.rows, ...expired.rows].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).slice(0, 8);
+  for (const c of candidates) {
     const claim = await claimById(db, spec, c.id, owner, leaseMs, nowMs);
     if (claim) return claim;
   }
