@@ -24,6 +24,8 @@ export interface Store {
    * A `rerunnable` job (no effect but its statements) runs without a savepoint of its own.
    */
   grouped?: <T>(fn: () => T, opts?: GroupOptions) => Promise<T>;
+  /** SQLite: tells the store that `rows` rows of a bulk ingest were written (see busy-writer.ts). */
+  noteBulkRows?: (rows: number) => void;
   /** Closes connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -76,7 +78,7 @@ export function openStore(opts: StoreOptions): Store {
     await busy?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), close };
+  return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
 }
 
 // Kysely prepares every query anew; the SQL of one query shape is always the same text, so keep

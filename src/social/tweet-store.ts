@@ -44,6 +44,7 @@ export class SqliteTweetStore implements TweetStore {
   constructor(
     sqlite: SQLite.Database,
     private readonly grouped: <T>(fn: () => T, opts?: GroupOptions) => Promise<T>,
+    noteBulkRows: (rows: number) => void = () => undefined,
   ) {
     const insert = sqlite.prepare(
       `insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at) values (?, ?, ?, ?, ?, ?, ?)
@@ -59,6 +60,7 @@ export class SqliteTweetStore implements TweetStore {
         if (insert.run(t.id, tweetSeq(t.id), t.authorId, isoTime(t.createdAt), data, metrics, fetchedAt).changes === 1) inserted++;
         else if (update.run(data, metrics, fetchedAt, t.id, metrics).changes === 1) updated++;
       }
+      noteBulkRows(tweets.length);
       return { inserted, updated };
     };
   }
@@ -108,5 +110,5 @@ export class KyselyTweetStore implements TweetStore {
 }
 
 export function tweetStoreFor(store: Store): TweetStore {
-  return store.sqlite && store.grouped ? new SqliteTweetStore(store.sqlite, store.grouped) : new KyselyTweetStore();
+  return store.sqlite && store.grouped ? new SqliteTweetStore(store.sqlite, store.grouped, store.noteBulkRows) : new KyselyTweetStore();
 }
