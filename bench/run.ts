@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { benchExport } from './export.js';
 import { benchHttp, SERVER_FLAGS, type HttpResult } from './http.js';
 import { benchIngest } from './ingest.js';
+import { benchStartup } from './startup.js';
 import { repoRoot } from '../test/helpers/processes.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -39,6 +40,8 @@ for (let r = 0; r < rounds; r++) {
   if (!(Number(ingest[CRAWL]) >= Number(res[CRAWL]))) ingest = res;
 }
 console.log(JSON.stringify(ingest, null, 2));
+const startup = await benchStartup(rounds);
+console.log(JSON.stringify(startup, null, 2));
 const exp = await benchExport({ tweets: exportTweets, rounds: Math.min(rounds, 3) });
 console.log(JSON.stringify(exp, null, 2));
 
@@ -103,6 +106,17 @@ ${scaleOut
 
 Targets: the charged cached tweet at ≥ 0.5 of bare with p99 ≤ 15 ms, for one account and for 50; the echo ≥ 0.6.`
 }
+
+## Start-up
+
+\`npm start\` on a built tree (no source changed, so the build step only checks a fingerprint) until
+\`/healthz\` answers, on a fresh data directory (migrations included); fastest of ${rounds}.
+
+| measure | value |
+|---|---|
+${fmt(startup)}
+
+Target: at most 1 s.
 
 ## Crawl ingest into the embedded store
 
