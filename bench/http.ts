@@ -6,6 +6,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { createPostgresSchema } from '../test/helpers/backends.js';
 import { freePort, repoRoot, runSdg, startServer, type ServerProcess } from '../test/helpers/processes.js';
 
 export interface HttpResult {
@@ -106,22 +107,11 @@ export interface HttpBenchOptions {
 async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
   if (backend === 'embedded') return { env: { DATA_DIR: dataDir }, dispose: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
-  const schema = `bench_${Date.now().toString(36)}`;
-  const pg = (await import('pg')).default;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  const schema = await createPostgresSchema(process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', 'bench');
   return {
-    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString(), REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' },
+    env: { DATA_DIR: dataDir, DATABASE_URL: schema.url, REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' },
     async dispose() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
+      await schema.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -34,15 +34,8 @@ export async function createTestStore(dialect: Dialect): Promise<TestStore> {
       },
     };
   }
-  const base = process.env.TEST_DATABASE_URL!;
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const databaseUrl = url.toString();
+  const schema = await createPostgresSchema(process.env.TEST_DATABASE_URL!);
+  const databaseUrl = schema.url;
   const store = openStore({ databaseUrl, dataDir });
   return {
     store,
@@ -50,11 +43,28 @@ export async function createTestStore(dialect: Dialect): Promise<TestStore> {
     env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl },
     dispose: async () => {
       await store.close().catch(() => undefined);
+      await schema.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new, empty schema in the Postgres database at `base`: a URL that uses it, and its removal. */
+export async function createPostgresSchema(base: string, prefix = 't'): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
       const c = new pg.Client({ connectionString: base });
       await c.connect();
       await c.query(`drop schema if exists ${schema} cascade`);
       await c.end();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
