@@ -100,11 +100,12 @@ export class XSource implements DataSource {
     const limit = clampLimit(query.limit);
     const cursorUntil = query.after?.startsWith(UNTIL_PREFIX) ? query.after.slice(UNTIL_PREFIX.length) : undefined;
     if (cursorUntil !== undefined && !isNumericId(cursorUntil)) throw new SourceError('bad_response', `an X timeline cursor is malformed`);
+    const untilId = lowerId(cursorUntil, query.untilId);
     const params: QueryParams = {
       ...tweetParams(this.dialect),
       max_results: String(Math.max(5, limit)), // X wants 5..100
       pagination_token: cursorUntil === undefined ? query.after || undefined : undefined,
-      until_id: lowerId(cursorUntil, query.untilId),
+      until_id: untilId,
       since_id: query.sinceId,
       start_time: timeParam(query.startTime),
       end_time: timeParam(query.endTime),
@@ -112,8 +113,9 @@ export class XSource implements DataSource {
     const body = await this.get('/2/users/:id/tweets', `/2/users/${userId}/tweets`, params, what);
     const includes = indexIncludes(body);
     const tweets = this.list(body, what).map((raw) => mapTweet(raw, includes)).sort(newestFirst);
-    const reachedLower = tweets.some((t) => belowWindow(t, query));
-    const inWindow = tweets.filter((t) => !belowWindow(t, query) && !aboveWindow(t, query));
+    const window = { ...query, untilId };
+    const reachedLower = tweets.some((t) => belowWindow(t, window));
+    const inWindow = tweets.filter((t) => !belowWindow(t, window) && !aboveWindow(t, window));
     const token = nextToken(body);
     const items = inWindow.slice(0, limit);
     const last = items[items.length - 1];
