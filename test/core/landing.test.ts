@@ -83,7 +83,7 @@ describe('landing page in a browser', { skip: BROWSER ? false : 'no Chromium ins
       assert.equal(res?.status(), 200);
       assert.equal(await page.title(), 'Social Data Gateway');
       assert.equal(await page.locator('h1').innerText(), 'Social Data Gateway');
-      const hrefs = await page.locator('a').evaluateAll((as) => as.map((x) => (x as HTMLAnchorElement).getAttribute('href')));
+      const hrefs = await page.locator('a').evaluateAll((as) => as.map((x) => x.getAttribute('href')));
       assert.deepEqual(hrefs, ['/docs', '/openapi.json', '/dashboard']);
       assert.deepEqual(problems, []);
       const [openapi] = await Promise.all([page.waitForResponse(`${base}/openapi.json`), page.locator('a[href="/openapi.json"]').click()]);
