@@ -6,6 +6,11 @@ export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Plain JavaScript run by Node (build scripts, tool configs): Node's globals.
+  {
+    files: ['**/*.{js,mjs,cjs}'],
+    languageOptions: { globals: { process: 'readonly', module: 'writable', require: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+  },
   {
     files: ['**/*.ts'],
     rules: {

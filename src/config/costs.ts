@@ -8,6 +8,7 @@ export const defaultCosts: Readonly<Record<string, number>> = {
   getWatchlistBatch: 0,
   getExportDownload: 0,
   getLatestExport: 0,
+  getExport: 0,
   listExports: 0,
   listWatchlist: 0,
   getCrawlStatus: 0,

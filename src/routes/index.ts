@@ -9,10 +9,12 @@ import { registerBulkExportRoutes } from './bulk-export/index.js';
 import { registerEchoHello } from './echo/hello.js';
 import { registerSocialRoutes } from './social/index.js';
 import { registerHealthRoutes } from './system/health.js';
+import { registerLanding } from './system/landing.js';
 import { registerWalletBalance } from './wallet/balance.js';
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerHealthRoutes(app, deps);
+  registerLanding(app);
   registerCreditsBalance(app, deps);
   registerApiKeyRoutes(app, deps);
   registerPlans(app, deps);

@@ -18,6 +18,7 @@ import {
   type StoredTweetJson,
 } from './social-repo.js';
 import { throwAsAppError } from './source-errors.js';
+import { filterKey, type TimelineFilters } from './timeline-filters.js';
 import type { TweetLookup } from './tweet-lookup.js';
 import type { TweetStore } from './tweet-store.js';
 
@@ -121,14 +122,16 @@ export class SocialService {
     return { items: page.items.map((e) => e.user), next: page.next, cached: false };
   }
 
-  async userTweets(userId: string, limit: number, after: string | undefined): Promise<Page<Tweet>> {
-    const key = `tl:${userId}:${limit}:${after ?? ''}`;
+  async userTweets(userId: string, limit: number, after: string | undefined, filters: TimelineFilters = {}): Promise<Page<Tweet>> {
+    // A filtered list is another list: its pages are kept under a key of their own.
+    const f = filterKey(filters);
+    const key = f === '' ? `tl:${userId}:${limit}:${after ?? ''}` : `tlf:${userId}:${limit}:${f}:${after ?? ''}`;
     const hit = await getListCache<CachedTimeline>(this.db, key);
     if (hit && this.fresh(hit.fetchedAt, this.cache.listSeconds)) {
       const tweets = await findTweets(this.db, hit.value.ids);
       if (tweets.size === new Set(hit.value.ids).size) return { items: hit.value.ids.map((id) => tweets.get(id)!), next: hit.value.next, cached: true };
     }
-    const page = await this.source.getUserTweets(userId, { limit, ...(after ? { after } : {}) }).catch((e) => throwAsAppError(e, 'user'));
+    const page = await this.source.getUserTweets(userId, { limit, ...filters, ...(after ? { after } : {}) }).catch((e) => throwAsAppError(e, 'user'));
     const stamp = this.stamp();
     await this.tweets.write(this.db, page.items, stamp);
     await putListCache(this.db, key, { ids: page.items.map((t) => t.id), ...(page.next ? { next: page.next } : {}) } satisfies CachedTimeline, stamp);

@@ -41,6 +41,8 @@ export interface TimelineQuery {
   after?: string;
   /** Only tweets with an id greater than this (tweet ids are time-ordered). */
   sinceId?: string;
+  /** Only tweets with an id less than this. */
+  untilId?: string;
   /** Only tweets created at or after this instant. */
   startTime?: Date;
   /** Only tweets created before this instant. */

@@ -6,6 +6,7 @@ import { registerAddWatchlistBatch } from './add-watchlist-batch.js';
 import { registerDownloadFile } from './download-file.js';
 import { registerGenerateExport } from './generate-export.js';
 import { registerGetCrawlStatus } from './get-crawl-status.js';
+import { registerGetExport } from './get-export.js';
 import { registerGetExportDownload } from './get-export-download.js';
 import { registerGetLatestExport } from './get-latest-export.js';
 import { registerGetWatchlistBatch } from './get-watchlist-batch.js';
@@ -20,6 +21,7 @@ export function registerBulkExportRoutes(app: App, deps: Deps): void {
   registerGetWatchlistBatch(app, deps);
   registerGetExportDownload(app, deps);
   registerGetLatestExport(app, deps);
+  registerGetExport(app, deps);
   registerGetCrawlStatus(app, deps);
   registerListExports(app, deps);
   registerListWatchlist(app, deps);

@@ -145,7 +145,9 @@ export class BlueskySource implements DataSource {
     let pos: FeedPosition = query.after ? decodePosition(query.after) : { cursor: undefined, size: pageSize(limit) };
     const sinceMs = query.sinceId !== undefined ? postIdMs(query.sinceId) : undefined;
     const lowerMs = Math.max(query.startTime?.getTime() ?? -Infinity, sinceMs ?? -Infinity);
-    const endMs = query.endTime?.getTime();
+    // Post ids carry their sort time (ids.ts): nothing sorted after untilId's time can be below it.
+    const untilMs = query.untilId !== undefined ? postIdMs(query.untilId) : undefined;
+    const endMs = untilMs === undefined ? query.endTime?.getTime() : Math.min(query.endTime?.getTime() ?? Infinity, untilMs + 1);
     const items: Tweet[] = [];
     const started = this.now();
 
@@ -169,6 +171,7 @@ export class BlueskySource implements DataSource {
       for (const [i, { item, index, ms }] of inBounds.entries()) {
         const tweet = mapPost(item.post, ids);
         if (query.sinceId !== undefined && compareIds(tweet.id, query.sinceId) <= 0) continue;
+        if (query.untilId !== undefined && compareIds(tweet.id, query.untilId) >= 0) continue;
         items.push(tweet);
         if (items.length < limit) continue;
         if (reachedLower && i === inBounds.length - 1) return { items };

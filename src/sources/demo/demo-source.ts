@@ -16,7 +16,7 @@
 import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
 import { type DataSource, type RetweetEdge, SourceError, type SourcePage, type TimelineQuery } from '../types.js';
 import { buildCommunity, parseCommunityId } from './communities.js';
-import { decodeTweetId, encodeTweetId, idBound, MAX_PER_BUCKET, MAX_TS } from './ids.js';
+import { compareParts, decodeTweetId, encodeTweetId, idBound, MAX_PER_BUCKET, MAX_TS } from './ids.js';
 import { DEFAULT_EPOCH, iso, makeNet, type Net } from './network.js';
 import { buildProfile } from './profiles.js';
 import { engagementOf, retweetCount, retweeterIndex, retweetTime } from './retweets.js';
@@ -127,8 +127,12 @@ export class DemoSource implements DataSource {
     const nowRel = this.nowRel();
     const epoch = this.net.epochMs;
     const limit = pageLimit(query.limit);
-    const upperKey = query.after !== undefined ? decodeTweetId(query.after) : undefined;
-    if (query.after !== undefined && !upperKey) throw notFound('position');
+    const afterKey = query.after !== undefined ? decodeTweetId(query.after) : undefined;
+    if (query.after !== undefined && !afterKey) throw notFound('position');
+    const untilKey = query.untilId !== undefined ? idBound(query.untilId) : undefined;
+    if (query.untilId !== undefined && !untilKey) throw notFound('tweet (untilId)');
+    // Both are exclusive upper bounds: the lower one wins.
+    const upperKey = afterKey && untilKey ? (compareParts(afterKey.ts, afterKey.low, untilKey.ts, untilKey.low) <= 0 ? afterKey : untilKey) : (afterKey ?? untilKey);
     const lowerKey = query.sinceId !== undefined ? idBound(query.sinceId) : undefined;
     if (query.sinceId !== undefined && !lowerKey) throw notFound('tweet (sinceId)');
     let upperTs = nowRel;

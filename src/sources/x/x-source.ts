@@ -4,10 +4,11 @@
 import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
 import { SourceError, type DataSource, type RetweetEdge, type SourcePage, type TimelineQuery } from '../types.js';
 import { errorFromFetchFailure, errorFromProblems, errorFromStatus, resetAtFromHeaders } from './errors.js';
-import { communityParams, tweetParams, userParams, xTime, type QueryParams, type XFieldDialect } from './fields.js';
+import { communityParams, tweetParams, userParams, type QueryParams, type XFieldDialect } from './fields.js';
 import { asArray, asObject, asString, badResponse, isNumericId, type JsonObject } from './json.js';
 import { indexIncludes, mapCommunity, mapRetweetEdge, mapTweet, mapUser, newestFirst } from './map.js';
 import { RateLimitTracker, readRateLimitHeaders } from './rate-limits.js';
+import { aboveWindow, belowWindow, lowerId, timeParam } from './timeline-window.js';
 
 export interface XSourceOptions {
   bearerToken: string;
@@ -97,27 +98,34 @@ export class XSource implements DataSource {
     const what = `tweets of user ${userId}`;
     this.checkId(userId, what);
     const limit = clampLimit(query.limit);
-    const untilId = query.after?.startsWith(UNTIL_PREFIX) ? query.after.slice(UNTIL_PREFIX.length) : undefined;
-    if (untilId !== undefined && !isNumericId(untilId)) throw new SourceError('bad_response', `an X timeline cursor is malformed`);
+    const cursorUntil = query.after?.startsWith(UNTIL_PREFIX) ? query.after.slice(UNTIL_PREFIX.length) : undefined;
+    if (cursorUntil !== undefined && !isNumericId(cursorUntil)) throw new SourceError('bad_response', `an X timeline cursor is malformed`);
+    const untilId = lowerId(cursorUntil, query.untilId);
     const params: QueryParams = {
       ...tweetParams(this.dialect),
       max_results: String(Math.max(5, limit)), // X wants 5..100
-      pagination_token: untilId === undefined ? query.after || undefined : undefined,
+      pagination_token: cursorUntil === undefined ? query.after || undefined : undefined,
       until_id: untilId,
       since_id: query.sinceId,
-      start_time: query.startTime ? xTime(query.startTime) : undefined,
-      end_time: query.endTime ? xTime(query.endTime) : undefined,
+      start_time: timeParam(query.startTime),
+      end_time: timeParam(query.endTime),
     };
     const body = await this.get('/2/users/:id/tweets', `/2/users/${userId}/tweets`, params, what);
     const includes = indexIncludes(body);
     const tweets = this.list(body, what).map((raw) => mapTweet(raw, includes)).sort(newestFirst);
+    const window = { ...query, untilId };
+    const reachedLower = tweets.some((t) => belowWindow(t, window));
+    const inWindow = tweets.filter((t) => !belowWindow(t, window) && !aboveWindow(t, window));
     const token = nextToken(body);
-    const items = tweets.slice(0, limit);
+    const items = inWindow.slice(0, limit);
     const last = items[items.length - 1];
-    // When we asked for more than the caller wanted (X's minimum is 5), or are already paging by
-    // until_id, the next page starts below the last tweet we return; X's next_token would skip the rest.
-    const more = tweets.length > limit || token !== undefined;
-    if (last && more && (tweets.length > limit || untilId !== undefined)) return withNext(items, `${UNTIL_PREFIX}${last.id}`);
+    // When we asked for more than the caller wanted (X's minimum is 5), the next page starts below the
+    // last tweet we return; X's next_token would skip the rest.
+    if (last && inWindow.length > limit) return withNext(items, `${UNTIL_PREFIX}${last.id}`);
+    if (reachedLower || token === undefined) return { items };
+    // Already paging by until_id, or newer tweets than the window were passed over: go on below the last one seen.
+    const lastSeen = tweets[tweets.length - 1];
+    if (lastSeen && (cursorUntil !== undefined || inWindow.length < tweets.length)) return withNext(items, `${UNTIL_PREFIX}${lastSeen.id}`);
     return withNext(items, token);
   }
 
