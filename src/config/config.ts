@@ -42,6 +42,15 @@ export interface Config {
   /** Background jobs (watchlist batches, exports, crawl): how often idle workers poll, how long a claim lasts unrenewed. */
   jobs: { pollMs: number; leaseSeconds: number };
   idempotencyTtlHours: number;
+  /** Node's and Fastify's socket limits: a slow or idle client cannot hold a connection for ever. */
+  server: {
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    connectionTimeoutMs: number;
+    maxRequestsPerSocket: number;
+    maxConnections: number;
+  };
   wallet: WalletConfig;
   env: Env;
 }
@@ -126,8 +135,26 @@ export function loadConfig(env: Env = process.env): Config {
       leaseSeconds: num(env, 'JOBS_LEASE_SECONDS', 30, { min: 0.5, max: 3_600 }),
     },
     idempotencyTtlHours: 24,
+    server: serverLimits(env),
     wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
+  };
+}
+
+function serverLimits(env: Env): Config['server'] {
+  const requestTimeoutMs = num(env, 'SERVER_REQUEST_TIMEOUT_MS', 30_000, { integer: true, min: 1_000, max: 3_600_000 });
+  const headersTimeoutMs = num(env, 'SERVER_HEADERS_TIMEOUT_MS', 10_000, { integer: true, min: 1_000, max: 600_000 });
+  // Node requires the headers to arrive within the whole request's time.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('SERVER_HEADERS_TIMEOUT_MS must not be larger than SERVER_REQUEST_TIMEOUT_MS.');
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: num(env, 'SERVER_KEEP_ALIVE_TIMEOUT_MS', 5_000, { integer: true, min: 100, max: 600_000 }),
+    connectionTimeoutMs: num(env, 'SERVER_CONNECTION_TIMEOUT_MS', 120_000, { integer: true, min: 1_000, max: 3_600_000 }),
+    maxRequestsPerSocket: num(env, 'SERVER_MAX_REQUESTS_PER_SOCKET', 1_000, { integer: true, min: 0, max: 1_000_000 }),
+    maxConnections: num(env, 'SERVER_MAX_CONNECTIONS', 1_024, { integer: true, min: 1, max: 1_000_000 }),
   };
 }
 

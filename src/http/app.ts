@@ -14,6 +14,7 @@ import type { Deps } from '../wiring/deps.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { metered } from './metered-route.js';
+import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
 import { ErrorEnvelope } from './schemas.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
 import { validatorCompiler } from './validators.js';
@@ -35,7 +36,15 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     bodyLimit: 1024 * 1024,
     trustProxy: deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
+    connectionTimeout: deps.config.server.connectionTimeoutMs,
+    keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
+    requestTimeout: deps.config.server.requestTimeoutMs,
+    maxRequestsPerSocket: deps.config.server.maxRequestsPerSocket,
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.headersTimeout = deps.config.server.headersTimeoutMs;
+  app.server.maxConnections = deps.config.server.maxConnections;
   app.log = opts.logger === false ? appLogger('silent') : appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream);
 
   // Set per request by our hooks; declared up front so every request object has the same shape.
