@@ -101,6 +101,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
         cost,
         endpoint: op ?? route.url,
         route: route.url,
+        keptAnswer: route.config?.keptAnswer,
         validate: checkResponses && responses ? (code, payload) => checkResponses(route.url, responses, code, payload) : undefined,
       });
     }

@@ -8,7 +8,9 @@ import { single } from '../../http/schemas.js';
 export const NewApiKey = Type.Object({
   id: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
-  key: Type.String({ description: 'The secret: shown only in this response.' }),
+  key: Type.Union([Type.String(), Type.Null()], {
+    description: 'The secret: shown only in this response. A replay of it (same Idempotency-Key) answers null, as the secret is never kept.',
+  }),
   prefix: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
 });
@@ -21,6 +23,12 @@ export const ApiKeyView = Type.Object({
 });
 const CreateBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
 
+function withoutSecret(body: string): string {
+  const answer = JSON.parse(body) as { data: { key: string | null } };
+  answer.data.key = null;
+  return JSON.stringify(answer);
+}
+
 export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'>): void {
   app.post(
     '/api/v1/api-keys',
@@ -32,6 +40,9 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'
         body: CreateBody,
         response: { 201: single(NewApiKey) },
       },
+      // The kept answer of an Idempotency-Key would otherwise hold the secret, replayable by any key
+      // of the account for a day: it keeps the key's id and prefix only.
+      config: { keptAnswer: withoutSecret },
     },
     async (request, reply) => {
       const k = await createKey(deps.store.db, request.auth!.accountId, request.body.name ?? null);
