@@ -22,6 +22,8 @@ export interface Config {
   defaultPlanId: string;
   costs: Record<string, number>;
   trustProxy: boolean;
+  /** Requests without a valid API key allowed per client address and minute; beyond it 429 before any key lookup. */
+  authFailuresPerMinute: number;
   source: {
     kind: 'demo' | 'x' | 'bluesky';
     demo: { seed: number; userCount: number; latencyMs: number; faultRate: number; rateLimitPerMinute: number };
@@ -95,6 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultPlanId,
     costs: parseCosts(optStr(env, 'COSTS')),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    authFailuresPerMinute: num(env, 'AUTH_FAILURES_PER_MINUTE', 60, { integer: true, min: 1, max: 1_000_000 }),
     source: {
       kind: sourceKind,
       demo: {
