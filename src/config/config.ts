@@ -24,6 +24,8 @@ export interface Config {
   trustProxy: boolean;
   /** Requests without a valid API key allowed per client address and minute; beyond it 429 before any key lookup. */
   authFailuresPerMinute: number;
+  /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
+  metricsToken: string | undefined;
   source: {
     kind: 'demo' | 'x' | 'bluesky';
     demo: { seed: number; userCount: number; latencyMs: number; faultRate: number; rateLimitPerMinute: number };
@@ -97,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultPlanId,
     costs: parseCosts(optStr(env, 'COSTS')),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    metricsToken: metricsToken(env),
     authFailuresPerMinute: num(env, 'AUTH_FAILURES_PER_MINUTE', 60, { integer: true, min: 1, max: 1_000_000 }),
     source: {
       kind: sourceKind,
@@ -142,6 +145,12 @@ export function loadConfig(env: Env = process.env): Config {
     wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
   };
+}
+
+function metricsToken(env: Env): string | undefined {
+  const token = optStr(env, 'METRICS_TOKEN');
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters long.');
+  return token;
 }
 
 function serverLimits(env: Env): Config['server'] {

@@ -11,6 +11,7 @@ import { answered } from './answered.js';
 import { authHook } from './auth-hook.js';
 import type { App } from './types.js';
 import type { Deps } from '../wiring/deps.js';
+import { docsCsp, docsHeaders } from './docs-headers.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { metered } from './metered-route.js';
@@ -119,7 +120,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       security: [{ ApiKey: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, logLevel: 'warn' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true },
+    logLevel: 'warn',
+    staticCSP: true,
+    transformStaticCSP: docsCsp,
+    uiHooks: { onRequest: docsHeaders },
+  });
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());
