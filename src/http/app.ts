@@ -27,6 +27,10 @@ export interface AppOptions {
   logger?: false | { level?: string; stream?: DestinationStream };
 }
 
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
   const app = Fastify({
     // Our logger is set as app.log below; why Fastify has none of its own: see logging.ts.
@@ -35,7 +39,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    trustProxy: deps.config.trustProxy,
+    // A hop count as the function Fastify builds from one (its types take no number).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     connectionTimeout: deps.config.server.connectionTimeoutMs,
     keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
