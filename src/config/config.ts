@@ -174,7 +174,7 @@ function allowedHosts(env: Env): string[] {
     ? raw.split(',').map((s) => s.trim()).filter(Boolean)
     : [...new Set([`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`])].filter((h) => !h.startsWith('0.0.0.0:') && !h.startsWith('[::]:') && !h.startsWith(':::'));
   for (const h of list) {
-    if (!/^[a-zA-Z0-9.\-\[\]:]+$/.test(h)) throw new ConfigError(`ALLOWED_HOSTS lists host[:port] names separated by commas; got ${h}.`);
+    if (!/^[a-zA-Z0-9.\-[\]:]+$/.test(h)) throw new ConfigError(`ALLOWED_HOSTS lists host[:port] names separated by commas; got ${h}.`);
   }
   return list;
 }
