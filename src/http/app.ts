@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newRequestId } from '../domain/ids.js';
+import { AppError } from '../errors/app-error.js';
 import { registerRoutes } from '../routes/index.js';
 import { answered } from './answered.js';
 import { authHook } from './auth-hook.js';
@@ -94,6 +95,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
       request.startedAt = performance.now();
       request.routeUrl = url;
+      // No identifier, cursor or date holds a NUL, and Postgres refuses one in text: a clear 400.
+      if (request.url.includes('%00')) {
+        reply.header('x-request-id', request.id);
+        return done(new AppError('invalid_request', 'The URL holds a NUL character (%00).', { fields: [{ field: 'url', message: 'holds a NUL character' }] }));
+      }
       first(request, reply, done);
     };
     route.onRequest = [hook, ...own] as typeof route.onRequest;
