@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
+import { assertKeyRoom, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
@@ -29,7 +30,7 @@ function withoutSecret(body: string): string {
   return JSON.stringify(answer);
 }
 
-export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'>): void {
+export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys' | 'store'>): void {
   app.post(
     '/api/v1/api-keys',
     {
@@ -45,6 +46,7 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'
       config: { keptAnswer: withoutSecret },
     },
     async (request, reply) => {
+      await assertKeyRoom(deps.store.db, request.auth!.accountId, keyLimitOf(deps.config.plans, request.auth!.planId));
       const k = await createKey(deps.store.db, request.auth!.accountId, request.body.name ?? null);
       reply.code(201);
       return { data: k, meta: { requestId: request.id, cached: false } };
