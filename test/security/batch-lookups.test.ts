@@ -34,7 +34,7 @@ for (const backend of backends()) {
 
     test('many items on a watchlist of 3: 3 lookups, the rest limit_exceeded; a second batch makes none', async () => {
       const a = await b.h.account({ planId: 'tiny' });
-      const items = b.sample.userIds.slice(0, 50).map((socialUserId) => ({ socialUserId }));
+      const items: ({ socialUserId: string } | { username: string })[] = b.sample.userIds.slice(0, 50).map((socialUserId) => ({ socialUserId }));
       items.push(...b.sample.usernames.slice(0, 50).map((username) => ({ username })));
       assert.ok(items.length >= 10, `${items.length} items`);
       const res = await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items });
