@@ -1,7 +1,7 @@
 // Configuration: read from the environment once at start-up, validated, then passed around as a plain object.
 import { resolve } from 'node:path';
 import { parseCosts } from './costs.js';
-import { bool, ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
+import { ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
 import { loadPlans, type Plan } from './plans.js';
 import { parseWalletConfig, type WalletConfig } from '../connectors/wallet/chains.js';
 
@@ -21,7 +21,14 @@ export interface Config {
   plans: Plan[];
   defaultPlanId: string;
   costs: Record<string, number>;
-  trustProxy: boolean;
+  /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs. */
+  trustProxy: false | number | string[];
+  /** Hosts (host[:port]) a request may name for links built from its Host header. */
+  allowedHosts: string[];
+  /** Requests without a valid API key allowed per client address and minute; beyond it 429 before any key lookup. */
+  authFailuresPerMinute: number;
+  /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
+  metricsToken: string | undefined;
   source: {
     kind: 'demo' | 'x' | 'bluesky';
     demo: { seed: number; userCount: number; latencyMs: number; faultRate: number; rateLimitPerMinute: number };
@@ -42,6 +49,15 @@ export interface Config {
   /** Background jobs (watchlist batches, exports, crawl): how often idle workers poll, how long a claim lasts unrenewed. */
   jobs: { pollMs: number; leaseSeconds: number };
   idempotencyTtlHours: number;
+  /** Node's and Fastify's socket limits: a slow or idle client cannot hold a connection for ever. */
+  server: {
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    connectionTimeoutMs: number;
+    maxRequestsPerSocket: number;
+    maxConnections: number;
+  };
   wallet: WalletConfig;
   env: Env;
 }
@@ -85,7 +101,10 @@ export function loadConfig(env: Env = process.env): Config {
     plans,
     defaultPlanId,
     costs: parseCosts(optStr(env, 'COSTS')),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
+    allowedHosts: allowedHosts(env),
+    metricsToken: metricsToken(env),
+    authFailuresPerMinute: num(env, 'AUTH_FAILURES_PER_MINUTE', 60, { integer: true, min: 1, max: 1_000_000 }),
     source: {
       kind: sourceKind,
       demo: {
@@ -126,8 +145,60 @@ export function loadConfig(env: Env = process.env): Config {
       leaseSeconds: num(env, 'JOBS_LEASE_SECONDS', 30, { min: 0.5, max: 3_600 }),
     },
     idempotencyTtlHours: 24,
+    server: serverLimits(env),
     wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
+  };
+}
+
+function trustProxy(env: Env): Config['trustProxy'] {
+  const raw = (optStr(env, 'TRUST_PROXY') ?? 'false').trim();
+  if (raw === 'false' || raw === '0') return false;
+  // One reverse proxy in front: believe its X-Forwarded-* only, not whatever the client put before it.
+  if (raw === 'true') return 1;
+  if (/^[0-9]+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const a of list) {
+    if (!/^[0-9a-fA-F.:]+(\/[0-9]{1,3})?$/.test(a)) {
+      throw new ConfigError(`TRUST_PROXY must be false, a hop count, or a comma-separated list of proxy addresses/CIDRs; got ${a}.`);
+    }
+  }
+  return list;
+}
+
+function allowedHosts(env: Env): string[] {
+  const port = optStr(env, 'PORT') ?? '8080';
+  const host = optStr(env, 'HOST') ?? '127.0.0.1';
+  const raw = optStr(env, 'ALLOWED_HOSTS');
+  const list = raw
+    ? raw.split(',').map((s) => s.trim()).filter(Boolean)
+    : [...new Set([`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`])].filter((h) => !h.startsWith('0.0.0.0:') && !h.startsWith('[::]:') && !h.startsWith(':::'));
+  for (const h of list) {
+    if (!/^[a-zA-Z0-9.\-[\]:]+$/.test(h)) throw new ConfigError(`ALLOWED_HOSTS lists host[:port] names separated by commas; got ${h}.`);
+  }
+  return list;
+}
+
+function metricsToken(env: Env): string | undefined {
+  const token = optStr(env, 'METRICS_TOKEN');
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters long.');
+  return token;
+}
+
+function serverLimits(env: Env): Config['server'] {
+  const requestTimeoutMs = num(env, 'SERVER_REQUEST_TIMEOUT_MS', 30_000, { integer: true, min: 1_000, max: 3_600_000 });
+  const headersTimeoutMs = num(env, 'SERVER_HEADERS_TIMEOUT_MS', 10_000, { integer: true, min: 1_000, max: 600_000 });
+  // Node requires the headers to arrive within the whole request's time.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('SERVER_HEADERS_TIMEOUT_MS must not be larger than SERVER_REQUEST_TIMEOUT_MS.');
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: num(env, 'SERVER_KEEP_ALIVE_TIMEOUT_MS', 5_000, { integer: true, min: 100, max: 600_000 }),
+    connectionTimeoutMs: num(env, 'SERVER_CONNECTION_TIMEOUT_MS', 120_000, { integer: true, min: 1_000, max: 3_600_000 }),
+    maxRequestsPerSocket: num(env, 'SERVER_MAX_REQUESTS_PER_SOCKET', 1_000, { integer: true, min: 0, max: 1_000_000 }),
+    maxConnections: num(env, 'SERVER_MAX_CONNECTIONS', 1_024, { integer: true, min: 1, max: 1_000_000 }),
   };
 }
 

@@ -12,6 +12,7 @@ export const Plan = Type.Object(
     credits: Type.Integer({ minimum: 0 }),
     watchlistLimit: Type.Integer({ minimum: 0 }),
     rateLimitPerMinute: Type.Integer({ minimum: 1 }),
+    keyLimit: Type.Optional(Type.Integer({ minimum: 1, description: 'Active (unrevoked) API keys an account may hold; 20 when not set.' })),
     description: Type.String(),
   },
   { additionalProperties: false },
@@ -27,6 +28,7 @@ export const defaultPlans: Plan[] = [
     credits: 10_000,
     watchlistLimit: 25,
     rateLimitPerMinute: 600,
+    keyLimit: 5,
     description: 'For trying the API: 100 profile or tweet reads, a small watchlist.',
   },
   {
@@ -37,6 +39,7 @@ export const defaultPlans: Plan[] = [
     credits: 1_000_000,
     watchlistLimit: 500,
     rateLimitPerMinute: 1_200,
+    keyLimit: 20,
     description: '10,000 reads a month and a watchlist of 500 accounts.',
   },
   {
@@ -47,6 +50,7 @@ export const defaultPlans: Plan[] = [
     credits: 10_000_000,
     watchlistLimit: 5_000,
     rateLimitPerMinute: 6_000,
+    keyLimit: 100,
     description: '100,000 reads a month, a watchlist of 5,000 accounts and higher rate limits.',
   },
 ];

@@ -1,5 +1,5 @@
 // The store's two backends behind one Kysely instance: SQLite (embedded default) and Postgres.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -58,8 +58,13 @@ export function openStore(opts: StoreOptions): Store {
   const file = opts.sqliteFile ?? 'gateway.sqlite';
   let path = file;
   if (file !== ':memory:') {
-    mkdirSync(opts.dataDir, { recursive: true });
+    // The store holds the signing secret and every account's data: private to the server's user.
+    // SQLite gives its -wal and -shm files the database file's mode.
+    mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+    chmodSync(opts.dataDir, 0o700);
     path = join(opts.dataDir, file);
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
   }
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');

@@ -27,13 +27,17 @@ const invalidLink = () => new AppError('not_found', 'This download link is not v
 
 /**
  * Throws not_found for a bad signature (without saying whether the export exists) and for an expired
- * link (only once the signature proved the link genuine).
+ * link (only once the signature proved the link genuine). A link whose expiry lies further ahead than
+ * maxTtlSeconds from now was not made by signDownload with today's settings (a leaked or rotated-in
+ * secret, a hand-made link): it is refused like a bad signature, so no link lives forever.
  */
-export function verifyDownload(secret: string, id: string, objectKey: string | undefined, expiresText: string, sig: string, nowMs: number): void {
+export function verifyDownload(secret: string, id: string, objectKey: string | undefined, expiresText: string, sig: string, nowMs: number, maxTtlSeconds: number): void {
   if (!objectKey || !/^[0-9]{1,12}$/.test(expiresText) || sig.length > 128) throw invalidLink();
   const want = Buffer.from(signature(secret, id, objectKey, Number(expiresText)));
   const got = Buffer.from(sig);
   if (want.length !== got.length || !timingSafeEqual(want, got)) throw invalidLink();
+  // One second of slack: signDownload floors the current second.
+  if (Number(expiresText) * 1000 > nowMs + (maxTtlSeconds + 1) * 1000) throw invalidLink();
   if (nowMs > Number(expiresText) * 1000) {
     throw new AppError('not_found', 'This download link has expired; ask GET /social/v1/bulk-export/exports/{id}/download for a new one.');
   }

@@ -6,14 +6,17 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newRequestId } from '../domain/ids.js';
+import { AppError } from '../errors/app-error.js';
 import { registerRoutes } from '../routes/index.js';
 import { answered } from './answered.js';
 import { authHook } from './auth-hook.js';
 import type { App } from './types.js';
 import type { Deps } from '../wiring/deps.js';
+import { docsCsp, docsHeaders } from './docs-headers.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { metered } from './metered-route.js';
+import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
 import { ErrorEnvelope } from './schemas.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
 import { validatorCompiler } from './validators.js';
@@ -25,6 +28,10 @@ export interface AppOptions {
   logger?: false | { level?: string; stream?: DestinationStream };
 }
 
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
   const app = Fastify({
     // Our logger is set as app.log below; why Fastify has none of its own: see logging.ts.
@@ -32,9 +39,18 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    trustProxy: deps.config.trustProxy,
+    // A hop count as the function Fastify builds from one (its types take no number).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
+    connectionTimeout: deps.config.server.connectionTimeoutMs,
+    keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
+    requestTimeout: deps.config.server.requestTimeoutMs,
+    maxRequestsPerSocket: deps.config.server.maxRequestsPerSocket,
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.headersTimeout = deps.config.server.headersTimeoutMs;
+  app.server.maxConnections = deps.config.server.maxConnections;
   app.log = opts.logger === false ? appLogger('silent') : appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream);
 
   // Set per request by our hooks; declared up front so every request object has the same shape.
@@ -78,6 +94,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
       request.startedAt = performance.now();
       request.routeUrl = url;
+      // No identifier, cursor or date holds a NUL, and Postgres refuses one in text: a clear 400.
+      if (request.url.includes('%00')) {
+        reply.header('x-request-id', request.id);
+        return done(new AppError('invalid_request', 'The URL holds a NUL character (%00).', { fields: [{ field: 'url', message: 'holds a NUL character' }] }));
+      }
       first(request, reply, done);
     };
     route.onRequest = [hook, ...own] as typeof route.onRequest;
@@ -91,6 +112,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
         cost,
         endpoint: op ?? route.url,
         route: route.url,
+        keptAnswer: route.config?.keptAnswer,
         validate: checkResponses && responses ? (code, payload) => checkResponses(route.url, responses, code, payload) : undefined,
       });
     }
@@ -108,7 +130,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       security: [{ ApiKey: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, logLevel: 'warn' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true },
+    logLevel: 'warn',
+    staticCSP: true,
+    transformStaticCSP: docsCsp,
+    uiHooks: { onRequest: docsHeaders },
+  });
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());

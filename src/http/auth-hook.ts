@@ -4,10 +4,16 @@ import { AppError } from '../errors/app-error.js';
 import type { Deps } from '../wiring/deps.js';
 import type { RateDecision } from '../ratelimit/rate-limiter.js';
 import type { KeyResolver } from '../accounts/key-resolver.js';
+import { IpGuard } from '../ratelimit/ip-guard.js';
 
 /** onRequest of every keyed route (callback style: no promise on the synchronous SQLite path). */
 export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyResolver) {
   const plans = new Map(deps.config.plans.map((p) => [p.id, p.rateLimitPerMinute]));
+  const ipGuard = new IpGuard(deps.rateLimiter, deps.config.authFailuresPerMinute);
+  // A failed authentication counts against the caller's address (see ip-guard.ts).
+  const refuse = (request: FastifyRequest, err: AppError, done: (err?: Error) => void): void => {
+    ipGuard.failed(request.ip, err).then(done, done);
+  };
 
   const limit = (request: FastifyRequest, reply: FastifyReply, rec: AuthRecord | undefined): void | Promise<void> => {
     if (!rec || rec.revoked) throw new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
@@ -21,14 +27,20 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     try {
       // x-request-id goes out with the rate-limit headers, or with the error envelope.
+      ipGuard.check(request.ip);
       const raw = request.headers['x-api-key'];
       const key = Array.isArray(raw) ? raw[0] : raw;
-      if (!key) throw new AppError('missing_api_key', 'Send your API key in the X-API-Key header.');
+      if (!key) return refuse(request, new AppError('missing_api_key', 'Send your API key in the X-API-Key header.'), done);
       const found = keys.resolve(key);
       const next = found instanceof Promise ? found.then((rec) => limit(request, reply, rec)) : limit(request, reply, found);
-      if (next instanceof Promise) next.then(() => done(), done);
-      else done();
+      if (next instanceof Promise) {
+        next.then(
+          () => done(),
+          (err: Error) => (err instanceof AppError && err.status === 401 ? refuse(request, err, done) : done(err)),
+        );
+      } else done();
     } catch (err) {
+      if (err instanceof AppError && err.status === 401) return refuse(request, err, done);
       done(err as Error);
     }
   };
@@ -38,7 +50,7 @@ function applyLimit(request: FastifyRequest, reply: FastifyReply, perMinute: num
   // Strings, not numbers: Node writes string header values several µs faster per response.
   reply.headers({ 'x-request-id': request.id, 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining), 'ratelimit-reset': String(d.resetSeconds) });
   if (!d.allowed) {
-    throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute reached; retry in ${d.retryAfterSeconds} s.`, { retryAfterSeconds: d.retryAfterSeconds }, {
+    throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute reached; retry in ${d.retryAfterSeconds} s.`, { scope: 'key', retryAfterSeconds: d.retryAfterSeconds }, {
       'retry-after': String(d.retryAfterSeconds),
     });
   }

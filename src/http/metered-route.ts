@@ -17,6 +17,8 @@ export interface MeteredRoute {
   route: string;
   /** Tests: checks the payload against the route's response schema before it is serialized. */
   validate?: ((statusCode: number, payload: unknown) => void) | undefined;
+  /** See FastifyContextConfig.keptAnswer. */
+  keptAnswer?: ((body: string) => string) | undefined;
 }
 
 type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
@@ -85,7 +87,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       // been charged; if the charge then fails, undo drops it with the claim, so a retry runs anew.
       // (A process that dies between the two leaves a kept answer that was never charged: a replay
       // of it is free, which errs on the caller's side.)
-      if (m.idempotencyKey) await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, body);
+      if (m.idempotencyKey) await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, route.keptAnswer && reply.statusCode < 300 ? route.keptAnswer(body) : body);
       if (m.reservationId) {
         // The hold stays recorded until settled: if settling fails, undo releases it (a no-op if the
         // failed settle already let it go).

@@ -31,5 +31,7 @@ declare module 'fastify' {
     public?: boolean;
     /** Credits per successful call; filled from configuration by operationId when the route is added. */
     cost?: number;
+    /** What of a 2xx answer an Idempotency-Key keeps for replay, when not all of it (no secrets kept). */
+    keptAnswer?: (body: string) => string;
   }
 }

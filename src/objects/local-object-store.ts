@@ -27,12 +27,13 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: ObjectBody): Promise<ObjectInfo> {
     const final = this.pathOf(key);
     const partialDir = join(this.root, PARTIAL_DIR);
-    await mkdir(partialDir, { recursive: true });
-    await mkdir(dirname(final), { recursive: true });
+    // Export files are account data: private to the server's user.
+    await mkdir(partialDir, { recursive: true, mode: 0o700 });
+    await mkdir(dirname(final), { recursive: true, mode: 0o700 });
     const tmp = join(partialDir, `${this.partialPrefix(key)}${randomBytes(6).toString('hex')}.part`);
     try {
       const source: Readable = 'path' in body ? createReadStream(body.path) : body;
-      await pipeline(source, createWriteStream(tmp, { flags: 'wx' }));
+      await pipeline(source, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
       const fh = await open(tmp, 'r');
       try {
         await fh.sync();

@@ -9,6 +9,7 @@ import { SourceError } from '../sources/types.js';
 import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type ItemRow, type Resolution } from './batch-repo.js';
 import { callSource } from '../sources/source-calls.js';
 import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from '../jobs/job-deps.js';
+import { watchlistSize } from './watchlist-repo.js';
 
 export const BATCH_MAX_ATTEMPTS = 5;
 const RESOLVE_PARALLEL = 8;
@@ -62,12 +63,19 @@ export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSig
     await withHeartbeat(db, batchLease, claim, leaseMs(deps), parent, async (signal) => {
       const limit = batch.operation === 'add' ? await planWatchlistLimit(deps, batch.account_id) : 0;
       const pending = (await batchItems(db, claim.id)).filter((i) => i.status === 'pending');
-      for (let i = 0; i < pending.length; i += RESOLVE_PARALLEL) {
+      for (let i = 0; i < pending.length; ) {
         signal.throwIfAborted();
-        const chunk = pending.slice(i, i + RESOLVE_PARALLEL);
+        // Lookups cost the data source (and are what the profile endpoint charges for): only as many
+        // as the watchlist has room for; once it is full the rest is limit_exceeded without one.
+        const room = batch.operation === 'add' ? limit - (await watchlistSize(db, batch.account_id)) : RESOLVE_PARALLEL;
+        const chunk = pending.slice(i, i + Math.max(1, Math.min(RESOLVE_PARALLEL, room)));
+        i += chunk.length;
+        const full: Resolution = { kind: 'outcome', status: 'limit_exceeded', error: `The watchlist is full: the plan allows ${limit} accounts.` };
         const resolved =
           batch.operation === 'add'
-            ? await Promise.all(chunk.map((item) => resolveAdd(deps, item, limit, signal)))
+            ? room <= 0
+              ? chunk.map(() => ({ r: full, profile: undefined }))
+              : await Promise.all(chunk.map((item) => resolveAdd(deps, item, limit, signal)))
             : chunk.map((item) => ({ r: { kind: 'remove', userId: item.social_user_id! } as Resolution, profile: undefined }));
         const profiles = [...new Map(resolved.flatMap((x) => (x.profile ? [[x.profile.id, x.profile] as const] : []))).values()];
         if (profiles.length > 0) await upsertProfiles(db, profiles, now());

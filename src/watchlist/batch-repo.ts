@@ -58,7 +58,7 @@ export async function batchItems(db: Kysely<Database>, id: string): Promise<Item
 export type Resolution =
   | { kind: 'add'; userId: string; username: string; limit: number }
   | { kind: 'remove'; userId: string }
-  | { kind: 'outcome'; status: 'not_found' | 'failed'; error: string; userId?: string; username?: string };
+  | { kind: 'outcome'; status: 'not_found' | 'failed' | 'limit_exceeded'; error: string; userId?: string; username?: string };
 
 /** Applies one item: the watchlist change, the item's outcome and the batch's counters, atomically. */
 export async function applyItem(db: Kysely<Database>, claim: Claim, accountId: string, position: number, r: Resolution, now: string): Promise<ItemStatus> {

@@ -26,7 +26,9 @@ export interface Harness {
 
 export async function startHarness(dialect: Dialect, env: Record<string, string> = {}, tweak?: (deps: Deps) => void): Promise<Harness> {
   const testStore = await createTestStore(dialect);
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...testStore.env, ...env });
+  // Every injected request comes from one address: the per-address limit on failed keys is off
+  // unless a test sets it (test/security/abuse.test.ts).
+  const config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', ...testStore.env, ...env });
   const deps = await buildDeps(config, { store: testStore.store });
   tweak?.(deps);
   const app = await buildApp(deps, { validateResponses: true, logger: process.env.TEST_LOG ? { level: 'error' } : false });

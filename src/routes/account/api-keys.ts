@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
+import { assertKeyRoom, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
@@ -8,7 +9,9 @@ import { single } from '../../http/schemas.js';
 export const NewApiKey = Type.Object({
   id: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
-  key: Type.String({ description: 'The secret: shown only in this response.' }),
+  key: Type.Union([Type.String(), Type.Null()], {
+    description: 'The secret: shown only in this response. A replay of it (same Idempotency-Key) answers null, as the secret is never kept.',
+  }),
   prefix: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
 });
@@ -21,7 +24,13 @@ export const ApiKeyView = Type.Object({
 });
 const CreateBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
 
-export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'>): void {
+function withoutSecret(body: string): string {
+  const answer = JSON.parse(body) as { data: { key: string | null } };
+  answer.data.key = null;
+  return JSON.stringify(answer);
+}
+
+export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys' | 'store'>): void {
   app.post(
     '/api/v1/api-keys',
     {
@@ -32,8 +41,12 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'keys' | 'store'
         body: CreateBody,
         response: { 201: single(NewApiKey) },
       },
+      // The kept answer of an Idempotency-Key would otherwise hold the secret, replayable by any key
+      // of the account for a day: it keeps the key's id and prefix only.
+      config: { keptAnswer: withoutSecret },
     },
     async (request, reply) => {
+      await assertKeyRoom(deps.store.db, request.auth!.accountId, keyLimitOf(deps.config.plans, request.auth!.planId));
       const k = await createKey(deps.store.db, request.auth!.accountId, request.body.name ?? null);
       reply.code(201);
       return { data: k, meta: { requestId: request.id, cached: false } };

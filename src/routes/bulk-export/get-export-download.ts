@@ -1,3 +1,4 @@
+import { linkBase } from '../../http/link-base.js';
 import { signDownload } from '../../exports/download-link.js';
 import { findAccountExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
@@ -8,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { DownloadLink, meta } from './schemas.js';
 
 export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'secret' | 'store'>): void {
+  const baseOf = linkBase(deps.config);
   app.get(
     '/social/v1/bulk-export/exports/:id/download',
     {
@@ -26,7 +28,7 @@ export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'c
         throw new AppError('export_not_ready', `Export ${row.id} is ${row.status}, not completed; a link is available once it completes.`, { status: row.status });
       }
       const link = signDownload(deps.secret, row.id, row.object_key, deps.bulk.clock().getTime(), deps.config.exports.linkTtlSeconds);
-      const base = (deps.config.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+      const base = baseOf(request);
       return {
         data: { id: row.id, url: `${base}${link.path}`, expiresAt: link.expiresAt, sizeBytes: Number(row.size_bytes), sha256: row.sha256 },
         meta: meta(request.id),

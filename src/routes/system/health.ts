@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
+import { metricsAccess } from '../../http/metrics-access.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 
 const Health = Type.Object({ status: Type.String() });
 
-export function registerHealthRoutes(app: App, deps: Pick<Deps, 'metrics' | 'rateLimiter' | 'store'>): void {
+export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metrics' | 'rateLimiter' | 'store'>): void {
   const pub = { public: true };
   app.get('/healthz', { config: pub, schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {
@@ -22,7 +23,9 @@ export function registerHealthRoutes(app: App, deps: Pick<Deps, 'metrics' | 'rat
     return { status: 'ready' };
   });
   app.get('/openapi.json', { config: pub, schema: { hide: true } }, async () => app.swagger());
-  app.get('/metrics', { config: pub, schema: { hide: true } }, async (_req, reply) => {
+  const mayReadMetrics = metricsAccess(deps.config.metricsToken);
+  app.get('/metrics', { config: pub, schema: { hide: true } }, async (request, reply) => {
+    mayReadMetrics(request);
     reply.type(deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

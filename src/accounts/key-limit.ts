@@ -1,0 +1,29 @@
+// How many active keys an account may hold: its plan's keyLimit. Every key carries its own rate limit,
+// so without a cap an account could multiply its allowance by creating keys.
+import type { Kysely } from 'kysely';
+import type { Plan } from '../config/plans.js';
+import type { Database } from '../db/schema.js';
+import { AppError } from '../errors/app-error.js';
+
+export const DEFAULT_KEY_LIMIT = 20;
+
+export function keyLimitOf(plans: readonly Plan[], planId: string): number {
+  return plans.find((p) => p.id === planId)?.keyLimit ?? DEFAULT_KEY_LIMIT;
+}
+
+/** Throws key_limit_reached when the account already holds its plan's number of active keys. */
+export async function assertKeyRoom(db: Kysely<Database>, accountId: string, limit: number): Promise<void> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  const active = Number(row.n);
+  if (active >= limit) {
+    throw new AppError('key_limit_reached', `This account holds ${active} active API keys, its plan's limit of ${limit}; revoke one (DELETE /api/v1/api-keys/{id}) to create another.`, {
+      limit,
+      active,
+    });
+  }
+}

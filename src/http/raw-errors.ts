@@ -1,0 +1,48 @@
+// Errors raised before a request reaches routing still answer in the error envelope with a request id:
+// malformed percent-escapes in the path (Fastify's frameworkErrors) and requests Node's HTTP parser
+// rejects (the server's clientError: oversized headers, bad Content-Length, unknown methods). Node
+// answers a few cases itself without asking us (see the README, "Errors"); those cannot be shaped.
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { newRequestId } from '../domain/ids.js';
+import { AppError } from '../errors/app-error.js';
+import { sendError } from './error-handler.js';
+
+/** Fastify's frameworkErrors: today only FST_ERR_BAD_URL (and constraint errors) come here. */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const err =
+    error.code === 'FST_ERR_BAD_URL'
+      ? new AppError('invalid_request', 'The URL holds a malformed percent-escape.', { fields: [{ field: 'path', message: 'is not a valid URL' }] })
+      : new AppError('invalid_request', 'The request is invalid.');
+  sendError(reply, request.id, err);
+}
+
+const clientErrorAnswers: Record<string, { status: number; code: string; reason: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'invalid_request', reason: 'Request Header Fields Too Large', message: 'The request headers are too large.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'invalid_request', reason: 'Request Timeout', message: 'The request took too long to arrive.' },
+};
+
+/** Fastify's clientErrorHandler: a raw HTTP answer on the socket, as no request object exists. */
+export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Socket): void {
+  // A reset or an already-answered socket: nothing to say to anyone.
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy(err);
+    return;
+  }
+  const known = clientErrorAnswers[err.code ?? ''];
+  const status = known?.status ?? 400;
+  const requestId = newRequestId();
+  const body = JSON.stringify({
+    error: { code: known?.code ?? 'invalid_request', message: known?.message ?? 'The request is malformed and could not be read.' },
+    meta: { requestId },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${known?.reason ?? 'Bad Request'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}

@@ -1,0 +1,45 @@
+// Per-address limit on requests that fail authentication (no key, unknown or revoked key). Failures
+// are counted in the shared rate limiter (one bucket per address); an address that ran out is also
+// remembered in this process until its retry time, so its next requests answer 429 before any key
+// lookup touches the store.
+import { AppError } from '../errors/app-error.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+export class IpGuard {
+  private readonly blockedUntil = new Map<string, number>();
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Throws rate_limited when the address is still blocked; cheap, synchronous, no store access. */
+  check(ip: string): void {
+    const until = this.blockedUntil.get(ip);
+    if (until === undefined) return;
+    const now = this.now();
+    if (now >= until) {
+      this.blockedUntil.delete(ip);
+      return;
+    }
+    throw this.limited(Math.max(1, Math.ceil((until - now) / 1000)));
+  }
+
+  /** Counts a failed authentication; answers the error to send: the 401 itself, or 429 once out of budget. */
+  async failed(ip: string, authError: AppError): Promise<AppError> {
+    const d = await this.limiter.take(`auth-fail:${ip}`, this.perMinute);
+    if (d.allowed) return authError;
+    if (this.blockedUntil.size > 100_000) this.blockedUntil.clear();
+    this.blockedUntil.set(ip, this.now() + d.retryAfterSeconds * 1000);
+    return this.limited(d.retryAfterSeconds);
+  }
+
+  private limited(retryAfterSeconds: number): AppError {
+    return new AppError(
+      'rate_limited',
+      `Too many requests without a valid API key from this address; retry in ${retryAfterSeconds} s.`,
+      { scope: 'ip', retryAfterSeconds },
+      { 'retry-after': String(retryAfterSeconds) },
+    );
+  }
+}

@@ -1,0 +1,108 @@
+// Errors raised before routing answer in the envelope with a request id (malformed escapes, requests
+// Node's parser rejects), the server's socket limits come from configuration, and a download link
+// cannot carry an expiry beyond the configured TTL.
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/env.js';
+import { verifyDownload } from '../../src/exports/download-link.js';
+import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
+
+interface Envelope {
+  error: { code: string; message: string };
+  meta: { requestId: string };
+}
+
+/** Sends raw bytes and reads the whole answer (the server closes the connection after an error). */
+function raw(port: number, bytes: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => (data += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [head = '', body = ''] = data.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), headers: head, body });
+    });
+    socket.write(bytes);
+  });
+}
+
+function assertEnvelope(body: string, code = 'invalid_request'): Envelope {
+  const env = JSON.parse(body) as Envelope;
+  assert.equal(env.error.code, code);
+  assert.match(env.meta.requestId, /\S/);
+  return env;
+}
+
+describe('errors before routing', () => {
+  let h: Harness;
+  let acct: TestAccount;
+  let port: number;
+  before(async () => {
+    h = await startHarness('sqlite');
+    acct = await h.account();
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (h.app.server.address() as { port: number }).port;
+  });
+  after(() => h.close());
+
+  for (const path of ['/social/v1/tweets/%ZZ', '/social/v1/tweets/%C0%AF', '/social/v1/tweets/%ED%A0%80']) {
+    test(`a malformed escape (${path}) answers 400 in the envelope with a request id`, async () => {
+      const res = await h.app.inject({ method: 'GET', url: path, headers: { 'x-api-key': acct.apiKey } });
+      assert.equal(res.statusCode, 400);
+      const env = assertEnvelope(res.body);
+      assert.equal(res.headers['x-request-id'], env.meta.requestId);
+    });
+  }
+
+  test('oversized headers answer 431 in the envelope', async () => {
+    const res = await raw(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.equal(res.status, 431);
+    const env = assertEnvelope(res.body);
+    assert.match(res.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+  });
+
+  for (const [name, bytes] of [
+    ['Content-Length: -1', 'POST /api/v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n'],
+    ['both Transfer-Encoding and Content-Length', 'POST /api/v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['an unknown method', 'FROB /health HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ] as const) {
+    test(`a request Node's parser rejects (${name}) answers 400 in the envelope`, async () => {
+      const res = await raw(port, bytes);
+      assert.equal(res.status, 400);
+      assertEnvelope(res.body);
+    });
+  }
+
+  test("the server's timeouts and limits come from configuration", () => {
+    const s = h.app.server;
+    assert.equal(s.requestTimeout, 30_000);
+    assert.equal(s.headersTimeout, 10_000);
+    assert.equal(s.keepAliveTimeout, 5_000);
+    assert.equal(s.maxRequestsPerSocket, 1_000);
+    assert.equal(s.maxConnections, 1_024);
+    assert.equal(s.timeout, 120_000);
+  });
+});
+
+test('server limits are validated at start-up', () => {
+  assert.equal(loadConfig({ SERVER_REQUEST_TIMEOUT_MS: '60000' }).server.requestTimeoutMs, 60_000);
+  assert.throws(() => loadConfig({ SERVER_REQUEST_TIMEOUT_MS: '0' }), (e: Error) => e instanceof ConfigError && /SERVER_REQUEST_TIMEOUT_MS/.test(e.message));
+  assert.throws(() => loadConfig({ SERVER_REQUEST_TIMEOUT_MS: '5000', SERVER_HEADERS_TIMEOUT_MS: '6000' }), /SERVER_HEADERS_TIMEOUT_MS/);
+  assert.throws(() => loadConfig({ SERVER_MAX_CONNECTIONS: 'many' }), /SERVER_MAX_CONNECTIONS/);
+});
+
+test('a genuinely signed link with an expiry beyond the maximum TTL is refused', () => {
+  const secret = 's'.repeat(40);
+  const now = Date.UTC(2026, 0, 1);
+  const sign = (expires: number) =>
+    createHmac('sha256', secret).update('export-download\0').update('7').update('\0').update('exports/7.jsonl.gz').update('\0').update(String(expires)).digest('base64url');
+  const within = Math.floor(now / 1000) + 900;
+  verifyDownload(secret, '7', 'exports/7.jsonl.gz', String(within), sign(within), now, 900);
+  const far = Math.floor(now / 1000) + 10 * 365 * 24 * 3600;
+  assert.throws(() => verifyDownload(secret, '7', 'exports/7.jsonl.gz', String(far), sign(far), now, 900), { code: 'not_found' });
+});
