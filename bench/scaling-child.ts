@@ -1,7 +1,7 @@
 // One point of the scaling benchmark, in a process of its own so that its peak memory is its own:
 //   node dist/bench/scaling-child.js crawl|timeline|usage|exports N
 // prints one JSON line. The parent (bench/scaling.ts) runs every point and draws the curves.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount, createKey } from '../src/accounts/accounts-repo.js';
@@ -45,7 +45,6 @@ function fill(deps: Deps, rows: number, insert: (from: number, to: number) => st
 const counter = (from: number, to: number) => `with recursive c(i) as (select ${from} union all select i + 1 from c where i + 1 < ${to})`;
 
 async function main(): Promise<Record<string, unknown>> {
-  const { writeFileSync } = await import('node:fs');
   // A plan whose watchlist takes every account of the largest crawl point.
   writeFileSync(plans, JSON.stringify([{ id: 'scale', name: 'Scale', priceCents: 0, currency: 'USD', credits: 0, watchlistLimit: 1_000_000, rateLimitPerMinute: 100_000_000, description: 'Benchmark' }]));
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', PLANS_FILE: plans, JOBS_POLL_MS: '50' });

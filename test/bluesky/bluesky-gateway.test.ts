@@ -1,30 +1,17 @@
 // SOURCE=bluesky through the gateway's endpoints: the real wiring (build-source, the store-backed id
 // map, the resilience layer) against the fake AppView served over HTTP on the loopback interface.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { SocialProfile, Tweet } from '../../src/domain/models.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, json, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
-import { buildWorld, type World } from './world.js';
+import { buildWorld, serveAppView, type World } from './world.js';
 
 interface PageBody<T> {
   items: T[];
   hasNextPage: boolean;
   nextCursor: string | null;
-}
-
-async function serve(w: World): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      const answer = await w.appView.fetch(new URL(req.url ?? '/', 'http://127.0.0.1'), { method: req.method ?? 'GET' });
-      res.writeHead(answer.status, Object.fromEntries(answer.headers));
-      res.end(Buffer.from(await answer.arrayBuffer()));
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 for (const backend of backends()) {
@@ -37,7 +24,7 @@ for (const backend of backends()) {
 
     before(async () => {
       w = buildWorld();
-      const s = await serve(w);
+      const s = await serveAppView(w);
       server = s.server;
       h = await startHarness(backend, { SOURCE: 'bluesky', BLUESKY_APPVIEW_URL: s.url });
       a = await h.account({ credits: 1_000_000 });

@@ -2,14 +2,13 @@
 // source applies them while it walks the feed: the source on its own (untilId, with sinceId and
 // times), then the gateway over the fake AppView served on loopback, on each store.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { SocialProfile, Tweet } from '../../src/domain/models.js';
 import { getBalance } from '../../src/credits/credits-repo.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, json, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
-import { buildWorld, T0, type World } from './world.js';
+import { buildWorld, serveAppView, T0, type World } from './world.js';
 
 const H = 3_600_000;
 
@@ -44,18 +43,6 @@ describe('Bluesky source: untilId', () => {
   });
 });
 
-async function serve(w: World): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      const answer = await w.appView.fetch(new URL(req.url ?? '/', 'http://127.0.0.1'), { method: req.method ?? 'GET' });
-      res.writeHead(answer.status, Object.fromEntries(answer.headers));
-      res.end(Buffer.from(await answer.arrayBuffer()));
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
 for (const backend of backends()) {
   describe(`timeline filters on SOURCE=bluesky through the gateway (${backend})`, () => {
     let w: World;
@@ -80,7 +67,7 @@ for (const backend of backends()) {
 
     before(async () => {
       w = buildWorld();
-      const s = await serve(w);
+      const s = await serveAppView(w);
       server = s.server;
       h = await startHarness(backend, { SOURCE: 'bluesky', BLUESKY_APPVIEW_URL: s.url });
       a = await h.account({ credits: 1_000_000 });

@@ -1,4 +1,6 @@
 // A small Bluesky world on the fake AppView, with the cases the mapping must get right.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { BlueskySource } from '../../src/sources/bluesky/bluesky-source.js';
 import { MemoryIdMap } from '../../src/sources/bluesky/id-map.js';
 import { FakeAppView, cidFor, facetOver, link, mention, tag, type FakeActor, type FakePost } from './fake-appview.js';
@@ -133,4 +135,17 @@ export function buildWorld(opts: { timeoutMs?: number; now?: () => number } = {}
     actors: { alice, bob, carol, dave, erin, frank },
     posts: { link: linkPost, images, video, bobRoot, quote, reply, bobReply, quoteWithMedia, future, backdated, carolPost },
   };
+}
+
+/** The fake AppView on a loopback port, for a gateway started with SOURCE=bluesky. */
+export async function serveAppView(w: World): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      const answer = await w.appView.fetch(new URL(req.url ?? '/', 'http://127.0.0.1'), { method: req.method ?? 'GET' });
+      res.writeHead(answer.status, Object.fromEntries(answer.headers));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
