@@ -91,7 +91,7 @@ export class SocialService {
 
   private async fetchTweet(id: string): Promise<TweetRead> {
     const tweet = await this.source.getTweet(id).catch((e) => throwAsAppError(e, 'tweet'));
-    await this.tweets.write(this.db, [tweet], this.stamp());
+    await this.tweets.write([tweet], this.stamp());
     this.lookup.forget(id);
     return { value: tweet, cached: false };
   }
@@ -133,7 +133,7 @@ export class SocialService {
     }
     const page = await this.source.getUserTweets(userId, { limit, ...filters, ...(after ? { after } : {}) }).catch((e) => throwAsAppError(e, 'user'));
     const stamp = this.stamp();
-    await this.tweets.write(this.db, page.items, stamp);
+    await this.tweets.write(page.items, stamp);
     await putListCache(this.db, key, { ids: page.items.map((t) => t.id), ...(page.next ? { next: page.next } : {}) } satisfies CachedTimeline, stamp);
     return { items: page.items, next: page.next, cached: false };
   }

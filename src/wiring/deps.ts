@@ -13,7 +13,8 @@ import { CursorCodec } from '../pagination/cursor.js';
 import { MemoryRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
 import { SocialService } from '../social/social-service.js';
 import { TweetLookup } from '../social/tweet-lookup.js';
-import { tweetStoreFor } from '../social/tweet-store.js';
+import { tweetStoreFor, type TweetStore } from '../social/tweet-store.js';
+import { crawlPagesFor } from '../crawl/page-ingest.js';
 import { buildSource } from '../sources/build-source.js';
 import { buildBulkServices } from './background.js';
 import { resolveSecret } from './secret.js';
@@ -30,6 +31,8 @@ export interface Deps extends JobDeps {
   secret: string;
   wallet: WalletService;
   social: SocialService;
+  /** Where tweets fetched by API reads are written. */
+  tweetStore: TweetStore;
 }
 
 export interface BuildOptions {
@@ -49,6 +52,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const w = config.wallet;
   const source = o.source ?? (await buildSource(config, store));
   const tweetStore = o.tweetStore ?? tweetStoreFor(store);
+  const crawlPages = o.crawlPages ?? crawlPagesFor(store);
   const meter = o.meter ?? meterStoreFor(store);
   return {
     config,
@@ -67,6 +71,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     secret,
     source,
     tweetStore,
+    crawlPages,
     social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store)),
     bulk: o.bulk ?? buildBulkServices(config),
     wallet:
