@@ -36,7 +36,23 @@ export interface Config {
     bluesky: { appViewUrl: string };
     timeoutMs: number;
   };
-  cache: { profileSeconds: number; tweetSeconds: number; listSeconds: number; communitySeconds: number };
+  cache: {
+    profileSeconds: number;
+    tweetSeconds: number;
+    listSeconds: number;
+    communitySeconds: number;
+    /** Postgres: memory for the process-local cache of fresh stored tweets (MB of JSON). */
+    tweetMemoryMb: number;
+  };
+  /** Metering on Postgres (see credits/postgres-meter-store.ts). */
+  credits: {
+    /** A process's lease on a slice of a balance lasts this long unrenewed (a dead process's, then swept). */
+    leaseSeconds: number;
+    /** How often every API process sweeps expired leases. */
+    sweepSeconds: number;
+    /** How long a key lookup is reused: the bound on how late a revocation is seen by another process. */
+    keyCacheMs: number;
+  };
   crawl: { intervalHours: number; backfillDays: number; concurrency: number; refreshDays: number };
   exports: {
     linkTtlSeconds: number;
@@ -127,6 +143,12 @@ export function loadConfig(env: Env = process.env): Config {
       tweetSeconds: num(env, 'CACHE_TWEET_SECONDS', 60, { integer: true, min: 0 }),
       listSeconds: num(env, 'CACHE_LIST_SECONDS', 60, { integer: true, min: 0 }),
       communitySeconds: num(env, 'CACHE_COMMUNITY_SECONDS', 3600, { integer: true, min: 0 }),
+      tweetMemoryMb: num(env, 'TWEET_CACHE_MB', 64, { min: 0, max: 65_536 }),
+    },
+    credits: {
+      leaseSeconds: num(env, 'CREDIT_LEASE_SECONDS', 30, { min: 1, max: 600 }),
+      sweepSeconds: num(env, 'CREDIT_SWEEP_SECONDS', 15, { min: 0.05, max: 600 }),
+      keyCacheMs: num(env, 'KEY_CACHE_MS', 500, { integer: true, min: 0, max: 1_000 }),
     },
     crawl: {
       intervalHours: num(env, 'CRAWL_INTERVAL_HOURS', 6, { min: 0.0001, max: 24 * 30 }),

@@ -4,7 +4,8 @@ import { KeyResolver } from '../accounts/key-resolver.js';
 import type { Config } from '../config/config.js';
 import type { WalletService } from '../connectors/wallet/wallet-service.js';
 import { LazyWalletService } from '../connectors/wallet/lazy-wallet-service.js';
-import { meterStoreFor, type MeterStore } from '../credits/meter-store.js';
+import type { MeterStore } from '../credits/meter-store.js';
+import { meterStoreFor } from '../credits/meter-store-for.js';
 import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createMetrics, type Metrics } from '../http/metrics.js';
@@ -58,7 +59,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     config,
     store,
     meter,
-    keys: o.keys ?? new KeyResolver(meter),
+    keys: o.keys ?? new KeyResolver(meter, { cacheMs: config.credits.keyCacheMs }),
     cursors: o.cursors ?? new CursorCodec(secret),
     // One process: buckets in memory. Several: REDIS_URL shares them.
     // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
@@ -72,7 +73,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     source,
     tweetStore,
     crawlPages,
-    social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store)),
+    social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store, { freshSeconds: config.cache.tweetSeconds, maxBytes: config.cache.tweetMemoryMb * 2 ** 20 })),
     bulk: o.bulk ?? buildBulkServices(config),
     wallet:
       o.wallet ??
