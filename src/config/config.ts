@@ -64,6 +64,10 @@ export interface Config {
   };
   /** Background jobs (watchlist batches, exports, crawl): how often idle workers poll, how long a claim lasts unrenewed. */
   jobs: { pollMs: number; leaseSeconds: number };
+  /** Unfinished jobs one account may have at once; beyond them 409 open_jobs_limit_reached. */
+  quotas: { openBatchesPerAccount: number; openExportsPerAccount: number };
+  /** How long finished rows are kept before the retention job deletes them. */
+  retention: { batchDays: number; crawlDays: number; intervalMinutes: number };
   idempotencyTtlHours: number;
   /** Node's and Fastify's socket limits: a slow or idle client cannot hold a connection for ever. */
   server: {
@@ -165,6 +169,15 @@ export function loadConfig(env: Env = process.env): Config {
     jobs: {
       pollMs: num(env, 'JOBS_POLL_MS', 250, { integer: true, min: 10, max: 60_000 }),
       leaseSeconds: num(env, 'JOBS_LEASE_SECONDS', 30, { min: 0.5, max: 3_600 }),
+    },
+    quotas: {
+      openBatchesPerAccount: num(env, 'MAX_OPEN_BATCHES_PER_ACCOUNT', 10, { integer: true, min: 1, max: 100_000 }),
+      openExportsPerAccount: num(env, 'MAX_OPEN_EXPORTS_PER_ACCOUNT', 5, { integer: true, min: 1, max: 100_000 }),
+    },
+    retention: {
+      batchDays: num(env, 'BATCH_RETENTION_DAYS', 30, { min: 0.0001, max: 3_650 }),
+      crawlDays: num(env, 'CRAWL_RETENTION_DAYS', 14, { min: 0.0001, max: 3_650 }),
+      intervalMinutes: num(env, 'RETENTION_INTERVAL_MINUTES', 60, { min: 0.01, max: 10_080 }),
     },
     idempotencyTtlHours: 24,
     server: serverLimits(env),

@@ -11,6 +11,7 @@ import { crawlTick } from '../crawl/crawl-scheduler.js';
 import { exportJobKind } from '../exports/export-job.js';
 import { defaultRetryPolicy } from '../sources/source-calls.js';
 import { Wakeups } from '../jobs/wakeups.js';
+import { retentionTask } from '../jobs/retention.js';
 import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
 
 export function buildBulkServices(config: Config): BulkServices {
@@ -36,7 +37,9 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
     runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log }));
   }
   if (roles.includes('scheduler')) {
-    runners.push(new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }], { pollMs: deps.config.jobs.pollMs, owner, log }));
+    runners.push(
+      new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }, retentionTask(deps, log)], { pollMs: deps.config.jobs.pollMs, owner, log }),
+    );
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {
     for (const r of runners) r.wake();
