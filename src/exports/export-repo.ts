@@ -29,6 +29,8 @@ export async function createExport(db: Kysely<Database>, e: { id: string; accoun
     attempts: 0,
     lease_owner: null,
     lease_expires_at: null,
+    expired_at: null,
+    object_removed_at: null,
   };
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('exports').values(row).execute();
