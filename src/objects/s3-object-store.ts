@@ -61,8 +61,18 @@ export class S3ObjectStore implements ObjectStore {
       queueSize: QUEUE_SIZE,
       leavePartsOnError: false,
     });
-    // A body that errors (an aborted export) fails done(), which aborts the multipart upload.
-    await upload.done();
+    // A body that errors (an aborted export) fails done(), which aborts the multipart upload. If the
+    // abort itself fails (a store without AbortMultipartUpload), the body's error is still the cause.
+    let bodyError: unknown;
+    const onError = (err: unknown) => (bodyError ??= err);
+    stream.once('error', onError);
+    try {
+      await upload.done();
+    } catch (err) {
+      throw bodyError ?? err;
+    } finally {
+      stream.off('error', onError);
+    }
     const info = await this.stat(key);
     if (!info) throw new Error(`Object ${key} vanished right after it was stored.`);
     return info;
