@@ -11,7 +11,7 @@ import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
 import { startHarness, json, type Harness, type TestAccount } from '../helpers/harness.js';
 import { useSource } from '../helpers/social.js';
 import { BASE, call, HOUR, TestClock } from '../bulk/helpers.js';
-import { startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
+import type { LocalS3 } from '../../deploy/local-s3.js';
 
 export type StoreKind = 'local' | 's3';
 
