@@ -150,6 +150,10 @@ export interface ExportsTable {
   attempts: number;
   lease_owner: string | null;
   lease_expires_at: string | null;
+  /** Passed EXPORT_RETENTION_DAYS: the download answers export_expired. */
+  expired_at: string | null;
+  /** The file was deleted from the object store (after expired_at). */
+  object_removed_at: string | null;
 }
 
 export interface ExportAuthorsTable {
