@@ -8,6 +8,7 @@ import { registerPlans } from './account/plans.js';
 import { registerUsage } from './account/usage.js';
 import { registerUsageSummary } from './account/usage-summary.js';
 import { registerBulkExportRoutes } from './bulk-export/index.js';
+import { registerDashboard } from './dashboard.js';
 import { registerEchoHello } from './echo/hello.js';
 import { registerSocialRoutes } from './social/index.js';
 import { registerHealthRoutes } from './system/health.js';
@@ -17,6 +18,7 @@ import { registerWalletBalance } from './wallet/balance.js';
 export function registerRoutes(app: App, deps: Deps): void {
   registerHealthRoutes(app, deps);
   registerLanding(app);
+  registerDashboard(app);
   registerCreditsBalance(app, deps);
   registerApiKeyRoutes(app, deps);
   registerPlans(app, deps);

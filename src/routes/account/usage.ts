@@ -17,6 +17,11 @@ export const LedgerEntry = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
+const UsageQuery = Type.Object(
+  { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)" })) },
+  { additionalProperties: false },
+);
+
 export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): void {
   app.get(
     '/api/v1/usage',
@@ -25,16 +30,18 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
         operationId: 'listUsage',
         tags: ['account'],
         summary: "The account's ledger of grants and charges, newest first.",
-        querystring: PageQuery,
+        querystring: UsageQuery,
         response: { 200: paginated(LedgerEntry) },
       },
     },
     async (request) => {
       const accountId = request.auth!.accountId;
       const limit = request.query.limit ?? 20;
-      const list = `usage:${accountId}`;
+      const endpoint = request.query.endpoint;
+      // A cursor serves the list it came from: the filter is part of the list's name.
+      const list = endpoint === undefined ? `usage:${accountId}` : `usage:${accountId}:${endpoint}`;
       const before = request.query.cursor ? deps.cursors.decode<{ id: number }>(list, request.query.cursor).id : undefined;
-      const rows = await ledgerPage(deps.store.db, accountId, limit, before);
+      const rows = await ledgerPage(deps.store.db, accountId, limit, before, endpoint);
       return keysetPage(
         request,
         deps.cursors,
