@@ -120,4 +120,6 @@ function App(): VNode {
     </main>`;
 }
 
-render(html`<${App} />`, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // the static "Loading…" line
+render(html`<${App} />`, root);

@@ -11,9 +11,9 @@ export function ErrorNote({ error }: { error: unknown }): VNode | null {
   return html`<p class="error" role="alert">${message}${code ? html` <span class="code">(${code})</span>` : null}</p>`;
 }
 
-export function TableWrap({ label, children }: { label: string; children: ComponentChildren }): VNode {
+export function TableWrap({ label, children, busy = false }: { label: string; children: ComponentChildren; busy?: boolean }): VNode {
   // A region with a name and a tab stop, so a wide table scrolls by keyboard on a narrow screen.
-  return html`<div class="table-wrap" role="region" aria-label=${label} tabindex="0">${children}</div>`;
+  return html`<div class="table-wrap" role="region" aria-label=${label} aria-busy=${busy} tabindex="0">${children}</div>`;
 }
 
 export interface Paged<T> {
@@ -26,15 +26,19 @@ export interface Paged<T> {
   reload(): void;
 }
 
-/** Keyset paging: a stack of the cursors that led to each page, so Previous goes back exactly. */
+/**
+ * Keyset paging: a stack of the cursors that led to each page, so Previous goes back exactly. The
+ * stack belongs to one list: when `deps` (a filter) change, paging starts again from the top.
+ */
 export function usePaged<T>(load: (cursor: string | undefined) => Promise<Page<T>>, deps: unknown[]): Paged<T> {
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  const list = JSON.stringify(deps);
+  const [stack, setStack] = useState<{ list: string; cursors: Array<string | undefined> }>({ list, cursors: [undefined] });
+  const cursors = stack.list === list ? stack.cursors : [undefined];
   const [page, setPage] = useState<Page<T>>();
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   const cursor = cursors[cursors.length - 1];
-  useEffect(() => setCursors([undefined]), deps);
   useEffect(() => {
     let live = true;
     setLoading(true);
@@ -45,14 +49,15 @@ export function usePaged<T>(load: (cursor: string | undefined) => Promise<Page<T
     return () => {
       live = false;
     };
-  }, [cursor, tick, ...deps]);
+  }, [cursor, tick, list]);
+  const nextCursor = page?.nextCursor ?? undefined;
   return {
     page,
     error,
     loading,
     pageNumber: cursors.length,
-    next: useCallback(() => page?.nextCursor && setCursors((c) => [...c, page.nextCursor ?? undefined]), [page]),
-    prev: useCallback(() => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)), []),
+    next: useCallback(() => nextCursor && setStack({ list, cursors: [...cursors, nextCursor] }), [nextCursor, list, cursors]),
+    prev: useCallback(() => setStack({ list, cursors: cursors.length > 1 ? cursors.slice(0, -1) : cursors }), [list, cursors]),
     reload: useCallback(() => setTick((t) => t + 1), []),
   };
 }

@@ -102,7 +102,7 @@ export function ExportsPage(): VNode {
       : null}
     <h2>Your exports</h2>
     <${ErrorNote} error=${paged.error} />
-    <${TableWrap} label="Exports">
+    <${TableWrap} label="Exports" busy=${paged.loading}>
       <table data-testid="exports">
         <thead><tr><th scope="col">Id</th><th scope="col">Range</th><th scope="col">Status</th><th scope="col" class="num">Tweets</th><th scope="col" class="num">Size</th><th scope="col">sha256</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>

@@ -98,7 +98,7 @@ export function KeysPage(): VNode {
     </form>
     ${created ? html`<${NewKeyBox} created=${created} onDone=${() => setCreated(undefined)} />` : null}
     <${ErrorNote} error=${error ?? paged.error} />
-    <${TableWrap} label="API keys">
+    <${TableWrap} label="API keys" busy=${paged.loading}>
       <table data-testid="keys">
         <caption>Keys of this account, newest first</caption>
         <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>

@@ -42,7 +42,7 @@ export function UsagePage(): VNode {
       </select>
     </div>
     <${ErrorNote} error=${paged.error} />
-    <${TableWrap} label="Ledger">
+    <${TableWrap} label="Ledger" busy=${paged.loading}>
       <table data-testid="ledger">
         <caption>Ledger entries, newest first${endpoint ? ` (${endpoint} only)` : ''}</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint or note</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th><th scope="col">Request</th></tr></thead>

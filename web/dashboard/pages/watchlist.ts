@@ -152,7 +152,7 @@ export function WatchlistPage(): VNode {
     )}
     <h2>Watched accounts</h2>
     <${ErrorNote} error=${paged.error} />
-    <${TableWrap} label="Watched accounts">
+    <${TableWrap} label="Watched accounts" busy=${paged.loading}>
       <table data-testid="watchlist">
         <thead><tr><th scope="col">Username</th><th scope="col">Id</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
