@@ -56,8 +56,8 @@ export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
 /** The wait before retry number `attempt` (1-based): Retry-After when given, else exponential backoff; plus jitter. */
 export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined, retry: Required<RetryOptions>, random: () => number = Math.random): number {
   const base = retryAfterSeconds !== undefined ? retryAfterSeconds * 1000 : retry.baseDelayMs * 2 ** (attempt - 1);
-  // Jitter only adds: waiting less than Retry-After would be refused again.
-  return Math.round(Math.min(retry.maxDelayMs, base) + base * retry.jitter * random());
+  // Jitter only adds (waiting less than Retry-After would be refused again), within the cap.
+  return Math.round(Math.min(retry.maxDelayMs, base * (1 + retry.jitter * random())));
 }
 
 /** A fetch(input, init) that retries, for openapi-fetch and for downloads. */
