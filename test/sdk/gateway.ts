@@ -5,7 +5,7 @@ import { StaticWalletService } from '../../src/connectors/wallet/index.js';
 import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample, type DemoSampleResult } from '../../src/sources/demo/sample.js';
 import { defaultRetryPolicy } from '../../src/sources/source-calls.js';
-import { startBackground } from '../../src/wiring/background.js';
+import { startBackground, type Background } from '../../src/wiring/background.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { freePort } from '../helpers/processes.js';
 import { useSource } from '../helpers/social.js';
@@ -18,6 +18,9 @@ export interface Gateway {
   url: string;
   sample: DemoSampleResult;
   account(opts?: { credits?: number; rateLimitPerMinute?: number }): Promise<TestAccount>;
+  /** Stops the worker and scheduler (jobs stay queued) until startJobs(). */
+  stopJobs(): Promise<void>;
+  startJobs(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,14 +33,22 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ga
     deps.bulk.retry = { ...defaultRetryPolicy, baseDelayMs: 5, maxDelayMs: 20 };
   });
   await h.app.listen({ port, host: '127.0.0.1' });
-  const bg = await startBackground(h.deps, { roles: ['worker', 'scheduler'], log: silent });
+  const start = () => startBackground(h.deps, { roles: ['worker', 'scheduler'], log: silent });
+  let bg: Background | undefined = await start();
   return {
     h,
     url: `http://127.0.0.1:${port}`,
     sample: demoSample(source, new Date()),
     account: (opts) => h.account(opts),
+    async stopJobs() {
+      await bg?.stop();
+      bg = undefined;
+    },
+    async startJobs() {
+      bg ??= await start();
+    },
     async close() {
-      await bg.stop();
+      await bg?.stop();
       await h.close();
     },
   };
