@@ -54,7 +54,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const source = o.source ?? (await buildSource(config, store));
   const tweetStore = o.tweetStore ?? tweetStoreFor(store);
   const crawlPages = o.crawlPages ?? crawlPagesFor(store);
-  const meter = o.meter ?? meterStoreFor(store);
+  const meter = o.meter ?? meterStoreFor(store, { leaseSeconds: config.credits.leaseSeconds });
   return {
     config,
     store,
@@ -84,7 +84,8 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   };
 }
 
-export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store'>): Promise<void> {
+export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store' | 'meter'>): Promise<void> {
+  await deps.meter.close?.();
   await deps.rateLimiter.close?.();
   await deps.store.close();
 }
