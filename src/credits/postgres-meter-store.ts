@@ -92,6 +92,21 @@ interface LeaseAttempt {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const LEASE_GONE = 'credit lease gone';
+
+/**
+ * An assertion inside a statement: fails it (and so rolls back all its writes) unless the CTEs `a`
+ * and `b` changed as many rows, i.e. every account debited had this process's lease to take it from.
+ */
+const assertAll = (a: string, b: string) =>
+  sql`(case when (select count(*) from ${sql.raw(a)}) = (select count(*) from ${sql.raw(b)}) then '1' else ${LEASE_GONE} end)::int`;
+
+/** The assertion above failed, or the account's reserved would have gone below 0 (a lease swept meanwhile). */
+const isLeaseGone = (err: unknown): boolean => {
+  const e = err as { code?: string; message?: string };
+  return (e.code === '22P02' && (e.message ?? '').includes(LEASE_GONE)) || e.code === '23514';
+};
+
 export class PostgresMeterStore implements MeterStore {
   /** This process's name on its leases. */
   readonly owner = `p_${randomBytes(9).toString('base64url')}`;
@@ -168,18 +183,37 @@ export class PostgresMeterStore implements MeterStore {
     return r && Number(r.balance);
   }
 
-  /** Gives expired leases (of processes that died) back to their accounts; the number swept. */
+  /**
+   * Gives the leases of processes that stopped renewing back to their accounts; the number swept.
+   * Like every statement here it locks the accounts before the leases (no deadlock), and deletes each
+   * lease before crediting it back, so two processes sweeping at once release each lease once.
+   */
   async sweep(): Promise<number> {
-    const r = await sql<{ swept: number }>`
-      with x as (
-        delete from credit_leases where expires_at < now() returning account_id, amount
-      ), s as (
-        select account_id, sum(amount)::bigint as amount from x group by account_id
-      ), u as (
-        update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
-      )
-      select (select count(*) from x where amount > 0) as swept, (select count(*) from u) as accounts`.execute(this.db);
-    return Number(r.rows[0]?.swept ?? 0);
+    return this.db.transaction().execute(async (trx) => {
+      const dead = await sql<{ account_id: string }>`
+        select distinct l.account_id from credit_leases l left join credit_lease_owners o on o.owner = l.owner
+         where o.owner is null or o.expires_at < now()`.execute(trx);
+      let swept = 0;
+      if (dead.rows.length > 0) {
+        const ids = dead.rows.map((r) => r.account_id).sort();
+        await sql`select id from accounts where id = any(${ids}::text[]) order by id for update`.execute(trx);
+        const r = await sql<{ swept: number }>`
+          with x as (
+            delete from credit_leases l
+             where l.account_id = any(${ids}::text[])
+               and not exists (select 1 from credit_lease_owners o where o.owner = l.owner and o.expires_at >= now())
+            returning account_id, amount
+          ), s as (
+            select account_id, sum(amount)::bigint as amount from x group by account_id
+          ), u as (
+            update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
+          )
+          select (select count(*) from x where amount > 0) as swept`.execute(trx);
+        swept = Number(r.rows[0]?.swept ?? 0);
+      }
+      await sql`delete from credit_lease_owners o where o.expires_at < now() and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
+      return swept;
+    });
   }
 
   /** Waits for the charges in flight, then gives back every lease (calls still holding keep theirs); usable after. */
@@ -246,21 +280,30 @@ export class PostgresMeterStore implements MeterStore {
     const r = await sql<{ granted: number; free: number | null; waiting: number; expired: number; others: number }>`
       with acc as (
         update accounts set reserved = reserved + ${amount} where id = ${a} and balance - reserved >= ${amount} returning id
+      ), alive as (
+        insert into credit_lease_owners (owner, expires_at)
+        select ${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}) from acc
+        on conflict (owner) do update set expires_at = excluded.expires_at
+        returning owner
       ), mine as (
-        insert into credit_leases (account_id, owner, amount, expires_at)
-        select id, ${this.owner}, ${amount}, now() + make_interval(secs => ${this.leaseMs / 1000}) from acc
-        on conflict (account_id, owner) do update set amount = credit_leases.amount + excluded.amount, expires_at = excluded.expires_at
+        insert into credit_leases (account_id, owner, amount)
+        select acc.id, alive.owner, ${amount} from acc, alive
+        on conflict (account_id, owner) do update set amount = credit_leases.amount + excluded.amount
         returning amount
+      ), live as (
+        select l.owner, l.amount, l.wanted from credit_leases l join credit_lease_owners o on o.owner = l.owner
+         where l.account_id = ${a} and l.owner <> ${this.owner} and o.expires_at >= now()
       ), asked as (
         update credit_leases set wanted = true
-         where ${ask} and account_id = ${a} and owner <> ${this.owner} and amount > 0 and expires_at >= now() and not exists (select 1 from acc)
+         where ${ask} and account_id = ${a} and owner in (select owner from live where amount > 0) and not exists (select 1 from acc)
         returning owner
       )
       select (select count(*) from mine) as granted,
              (select balance - reserved from accounts where id = ${a}) as free,
-             (select count(*) from credit_leases where account_id = ${a} and owner <> ${this.owner} and wanted and amount > 0 and expires_at >= now()) as waiting,
-             (select coalesce(sum(amount), 0)::bigint from credit_leases where account_id = ${a} and expires_at < now()) as expired,
-             (select count(*) from credit_leases where account_id = ${a} and owner <> ${this.owner} and amount > 0 and expires_at >= now()) as others`.execute(this.db);
+             (select count(*) from live where wanted and amount > 0) as waiting,
+             (select count(*) from live where amount > 0) as others,
+             (select coalesce(sum(l.amount), 0)::bigint from credit_leases l left join credit_lease_owners o on o.owner = l.owner
+               where l.account_id = ${a} and (o.owner is null or o.expires_at < now())) as expired`.execute(this.db);
     const row = r.rows[0]!;
     const granted = Number(row.granted) === 1;
     if (granted) {
@@ -272,16 +315,26 @@ export class PostgresMeterStore implements MeterStore {
     return { granted, free: Number(row.free ?? 0), waiting: Number(row.waiting), expired: Number(row.expired), others: Number(row.others) };
   }
 
-  /** Gives `amount` of `l`'s lease back to the account (taken off the local lease first). */
+  /**
+   * Gives `amount` of `l`'s lease back to the account (taken off the local lease first), clearing a
+   * request to give back. A lease swept meanwhile (this process stalled) is lost instead.
+   */
   private async giveBack(l: AccountLease, amount: number): Promise<void> {
     l.leased -= amount;
-    await sql`
-      with l as (
-        update credit_leases set amount = amount - ${amount}, wanted = false
-         where account_id = ${l.accountId} and owner = ${this.owner} and amount >= ${amount}
-        returning account_id
-      )
-      update accounts set reserved = reserved - ${amount} from l where accounts.id = l.account_id`.execute(this.db);
+    try {
+      await sql`
+        with acc as (
+          update accounts set reserved = reserved - ${amount} where id = ${l.accountId} returning id
+        ), mine as (
+          update credit_leases set amount = amount - ${amount}, wanted = false
+           where account_id = ${l.accountId} and owner = ${this.owner} and amount >= ${amount} and exists (select 1 from acc)
+          returning 1
+        )
+        select ${assertAll('mine', 'acc')}`.execute(this.db);
+    } catch (err) {
+      if (!isLeaseGone(err)) throw err;
+      this.lose(l);
+    }
   }
 
   private startTimer(): void {
@@ -324,16 +377,29 @@ export class PostgresMeterStore implements MeterStore {
       }
       if (now - this.lastRenewAt > this.leaseMs / 3) {
         this.lastRenewAt = now;
-        const renewed = await sql<{ account_id: string }>`
-          update credit_leases set expires_at = now() + make_interval(secs => ${this.leaseMs / 1000})
-           where owner = ${this.owner} returning account_id`.execute(this.db);
-        const alive = new Set(renewed.rows.map((r) => r.account_id));
-        // A lease swept while this process stalled: its credits are the account's again.
-        for (const l of this.leases.values()) if (l.leased > 0 && !alive.has(l.accountId) && !l.extending) this.lose(l);
+        // Only this process's own row: renewing locks nothing a charge or a lease waits for.
+        const renewed = await sql<{ fresh: boolean }>`
+          insert into credit_lease_owners (owner, expires_at) values (${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}))
+          on conflict (owner) do update set expires_at = excluded.expires_at
+          returning (xmax = 0) as fresh`.execute(this.db);
+        // The row was gone: this process stalled beyond its lease time and its leases were swept.
+        if (renewed.rows[0]?.fresh) for (const l of [...this.leases.values()]) if (l.leased > 0 && !l.extending) this.lose(l);
       }
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Gives back all that is left of `l`'s lease row (whatever the process thought it held), and forgets it. */
+  private async dropLease(l: AccountLease): Promise<void> {
+    this.lose(l);
+    await sql`
+      with acc as (
+        select id from accounts where id = ${l.accountId} for update
+      ), x as (
+        delete from credit_leases where account_id in (select id from acc) and owner = ${this.owner} returning amount
+      )
+      update accounts set reserved = reserved - x.amount from x where accounts.id = ${l.accountId}`.execute(this.db);
   }
 
   /** This process's lease on `l` is gone: holds on it are charged directly; new calls lease anew. */
@@ -383,19 +449,21 @@ export class PostgresMeterStore implements MeterStore {
       offsets[i] = later.get(a) ?? 0;
       later.set(a, offsets[i]! + c.hold.amount);
     }
+    // Accounts in id order: every statement locks accounts before leases, and accounts in one order.
+    const ids = [...totals.keys()].sort();
     let rows: Array<{ id: string; balance: number }>;
     try {
       const r = await sql<{ id: string; balance: number }>`
         with v as (
-          select * from unnest(${[...totals.keys()]}::text[], ${[...totals.values()]}::bigint[]) as v(account_id, total)
-        ), l as (
-          update credit_leases c set amount = c.amount - v.total from v
-           where c.account_id = v.account_id and c.owner = ${this.owner} and c.amount >= v.total
-          returning c.account_id, v.total
+          select * from unnest(${ids}::text[], ${ids.map((id) => totals.get(id)!)}::bigint[]) as v(account_id, total)
         ), d as (
-          update accounts a set balance = a.balance - l.total, reserved = a.reserved - l.total from l
-           where a.id = l.account_id
+          update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
+           where a.id = v.account_id
           returning a.id, a.balance
+        ), mine as (
+          update credit_leases c set amount = c.amount - v.total from v, d
+           where d.id = v.account_id and c.account_id = v.account_id and c.owner = ${this.owner} and c.amount >= v.total
+          returning c.account_id
         ), e as (
           select * from unnest(${batch.map((c) => c.hold.lease.accountId)}::text[], ${batch.map((c) => c.hold.amount)}::bigint[], ${offsets}::bigint[],
                                ${batch.map((c) => c.info.requestId)}::text[], ${batch.map((c) => c.info.keyId)}::text[], ${batch.map((c) => c.info.endpoint)}::text[])
@@ -405,9 +473,19 @@ export class PostgresMeterStore implements MeterStore {
           select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, ${nowIso()}
             from e join d on d.id = e.account_id order by e.ord
         )
-        select id, balance from d`.execute(this.db);
+        select id, balance, ${assertAll('mine', 'd')} as checked from d`.execute(this.db);
       rows = r.rows;
     } catch (err) {
+      if (isLeaseGone(err)) {
+        // Some lease of the group was swept (this process stalled): nothing was written. Give back
+        // what is left of each lease, and charge each call from the available balance.
+        for (const id of ids) {
+          const l = this.leases.get(id);
+          if (l) await this.dropLease(l);
+        }
+        for (const c of batch) await this.chargeDirect(c);
+        return;
+      }
       // Nothing was written: the holds' credits stay in the lease, free for other calls.
       for (const c of batch) {
         c.hold.lease.held -= c.hold.amount;

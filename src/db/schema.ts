@@ -33,8 +33,13 @@ export interface CreditLeasesTable {
   account_id: string;
   owner: string;
   amount: number;
-  expires_at: Date;
   wanted: boolean;
+}
+
+/** Postgres only: the processes holding credit leases, alive while they renew expires_at. */
+export interface CreditLeaseOwnersTable {
+  owner: string;
+  expires_at: Date;
 }
 
 export interface LedgerEntriesTable {
@@ -215,6 +220,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   credit_leases: CreditLeasesTable;
+  credit_lease_owners: CreditLeaseOwnersTable;
   ledger_entries: LedgerEntriesTable;
   idempotency_keys: IdempotencyKeysTable;
   profiles: ProfilesTable;
