@@ -103,13 +103,15 @@ describe('the topology: 2 API processes, a worker and a scheduler on Postgres, R
   test('the rate limit is shared: 10 a minute over both processes, not 10 each', async () => {
     const a = await account(1_000, 10);
     const statuses: Array<[number, number]> = [];
-    for (let i = 0; i < 20; i++) {
+    const t0 = Date.now();
+    for (let i = 0; i < 30; i++) {
       const which = i % 2;
       statuses.push([which, (await api(which ? api2 : api1, a.apiKey, 'GET', '/echo/v1/hello')).status]);
     }
     const ok = statuses.filter(([, s]) => s === 200).length;
-    // One token may refill (every 6 s) while the 20 calls run.
-    assert.ok(ok >= 10 && ok <= 11, JSON.stringify(statuses));
+    // A token refills every 6 s while the calls run; limits kept per process would let 20 through.
+    const refills = Math.ceil((Date.now() - t0) / 6_000);
+    assert.ok(ok >= 10 && ok <= 10 + refills, `${ok} passed in ${Date.now() - t0} ms: ${JSON.stringify(statuses)}`);
     assert.ok(statuses.some(([w, s]) => w === 0 && s === 429) && statuses.some(([w, s]) => w === 1 && s === 429), JSON.stringify(statuses));
   });
 
