@@ -212,6 +212,13 @@ export interface BlueskyUserIdsTable {
   did: string;
 }
 
+// Fair export scheduling (migration 009-hardening).
+
+export interface ExportTurnsTable {
+  account_id: string;
+  turn: number;
+}
+
 export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
@@ -235,4 +242,5 @@ export interface Database {
   crawl_accounts: CrawlAccountsTable;
   bluesky_post_ids: BlueskyPostIdsTable;
   bluesky_user_ids: BlueskyUserIdsTable;
+  export_turns: ExportTurnsTable;
 }

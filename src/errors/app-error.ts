@@ -12,6 +12,7 @@ export const errorStatus = {
   export_not_ready: 409,
   idempotency_conflict: 409,
   key_limit_reached: 409,
+  open_jobs_limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

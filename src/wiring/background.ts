@@ -10,9 +10,10 @@ import { batchJobKind } from '../watchlist/batch-job.js';
 import { crawlJobKind } from '../crawl/crawl-job.js';
 import { crawlTick } from '../crawl/crawl-scheduler.js';
 import { exportJobKind } from '../exports/export-job.js';
-import { retentionTask } from '../exports/export-retention.js';
+import { retentionTask as exportRetentionTask } from '../exports/export-retention.js';
 import { defaultRetryPolicy } from '../sources/source-calls.js';
 import { Wakeups } from '../jobs/wakeups.js';
+import { retentionTask } from '../jobs/retention.js';
 import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
 
 /** `objects`: the store buildObjectStore chose (default: the local directory). */
@@ -39,8 +40,14 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
     runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log }));
   }
   if (roles.includes('scheduler')) {
-    const retention = retentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
-    runners.push(new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }, retention], { pollMs: deps.config.jobs.pollMs, owner, log }));
+    const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
+    runners.push(
+      new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }, retentionTask(deps, log), exportRetention], {
+        pollMs: deps.config.jobs.pollMs,
+        owner,
+        log,
+      }),
+    );
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {
     for (const r of runners) r.wake();
