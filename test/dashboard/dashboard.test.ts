@@ -13,6 +13,18 @@ import { buildDashboard, chromiumPresent, launchBrowser, startGateway, type Brow
 const HTML_NAME = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b>';
 const HTML_USERNAME = '<script>document.body.dataset.pwned=2</script>';
 
+// Code run in the page by evaluate(), typed here without the DOM library (this program runs on Node).
+interface InPage {
+  sessionStorage: { length: number; getItem(key: string): string | null };
+  localStorage: { length: number };
+  document: { body: { dataset: Record<string, string | undefined> }; querySelectorAll(selector: string): { length: number } };
+}
+interface Canvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } };
+}
+
 const skip = chromiumPresent() ? false : 'Chromium is not installed at /usr/bin/chromium (Debian: apt-get install -y chromium)';
 
 describe('dashboard in Chromium', { skip }, () => {
@@ -76,7 +88,7 @@ describe('dashboard in Chromium', { skip }, () => {
     const alert = page.getByRole('alert');
     await alert.waitFor();
     assert.match(await alert.innerText(), /This key was refused: The API key is not valid/);
-    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
     assert.equal(await page.getByRole('link', { name: 'Keys' }).count(), 0);
   });
 
@@ -90,8 +102,8 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.equal(await page.getByTestId('plan').innerText(), 'Free');
     assert.equal((await page.getByTestId('rate-limit').innerText()).replace(/\D/g, ''), '1000000');
     // The key lives in this tab's sessionStorage only.
-    assert.equal(await page.evaluate(() => sessionStorage.getItem('sdg.dashboard.apiKey')), g.account.apiKey);
-    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.getItem('sdg.dashboard.apiKey')), g.account.apiKey);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).localStorage.length), 0);
   });
 
   test('the charts are drawn from the ledger: totals per endpoint equal its sums', async () => {
@@ -100,7 +112,12 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.equal(await charts.locator('.uplot').count(), 2);
     // Something was painted on each canvas (uPlot draws axes, grid and lines there).
     const painted = await charts.locator('canvas').evaluateAll((cs) =>
-      (cs as HTMLCanvasElement[]).map((c) => c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data.filter((_, i) => i % 4 === 3 && _ > 0).length),
+      (cs as unknown as Canvas[]).map((c) => {
+        const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+        return n;
+      }),
     );
     assert.ok(painted.every((n) => n > 1000), `painted pixels: ${painted}`);
     const legend = await charts.locator('.u-legend').first().innerText();
@@ -115,7 +132,7 @@ describe('dashboard in Chromium', { skip }, () => {
       want.set(r.endpoint!, w);
     }
     const shown = await page.getByTestId('endpoint-totals').locator('tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from(tr.children).map((c) => (c as HTMLElement).innerText.trim())),
+      trs.map((tr) => Array.from(tr.children).map((c) => (c as unknown as { innerText: string }).innerText.trim())),
     );
     const table = new Map(shown.map(([ep, calls, credits]) => [ep!, { calls: Number(calls!.replace(/\D/g, '')), credits: Number(credits!.replace(/\D/g, '')) }]));
     for (const [ep, w] of want) assert.deepEqual(table.get(ep), w, ep);
@@ -205,7 +222,7 @@ describe('dashboard in Chromium', { skip }, () => {
     await go('Usage', 'ledger');
     await page.getByLabel('Endpoint').selectOption('getTweet');
     await page.getByTestId('ledger').getByText('(getTweet only)').waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="ledger"] tbody tr').length === 2);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.querySelectorAll('[data-testid="ledger"] tbody tr').length === 2);
     const kinds = await page.getByTestId('ledger').locator('tbody tr td:nth-child(3)').allInnerTexts();
     assert.deepEqual(kinds, ['getTweet', 'getTweet']);
   });
@@ -220,7 +237,7 @@ describe('dashboard in Chromium', { skip }, () => {
   });
 
   test('nothing ran that should not have: no script from markup, no key in a URL, no CSP report', async () => {
-    assert.equal(await page.evaluate(() => document.body.dataset.pwned ?? null), null);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).document.body.dataset.pwned ?? null), null);
     assert.ok(requested.length > 10);
     for (const url of requested) assert.ok(!url.includes(g.account.apiKey), `the key appeared in ${url}`);
     assert.deepEqual(problems.filter((p) => !/401|Unauthorized/.test(p)), []);
@@ -229,6 +246,6 @@ describe('dashboard in Chromium', { skip }, () => {
   test('signing out forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
-    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
   });
 });
