@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { backends } from '../helpers/backends.js';
 import { buildDashboard, chromiumPresent, launchBrowser, startGateway, type Browser, type Gateway } from './world.js';
 
 const HTML_NAME = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b>';
@@ -27,7 +28,12 @@ interface Canvas {
 
 const skip = chromiumPresent() ? false : 'Chromium is not installed at /usr/bin/chromium (Debian: apt-get install -y chromium)';
 
-describe('dashboard in Chromium', { skip }, () => {
+// The browser runs in India's time (+05:30 all year): the dashboard's local days, hours and export
+// range must reach the API in that offset, not in the machine's.
+const TZ = 'Asia/Kolkata';
+const TZ_OFFSET_MS = 330 * 60_000;
+
+for (const backend of backends()) describe(`dashboard in Chromium (${backend})`, { skip }, () => {
   let g: Gateway;
   let browser: Browser;
   let page: Page;
@@ -37,14 +43,14 @@ describe('dashboard in Chromium', { skip }, () => {
 
   before(async () => {
     buildDashboard();
-    g = await startGateway('sqlite');
+    g = await startGateway(backend);
     // Real paid calls, so the ledger has charges of several endpoints in the last hour.
     const s = g.sample;
     for (const u of s.usernames.slice(0, 3)) assert.equal((await g.call(`/social/v1/users/by/username/${u}`)).status, 200);
     for (const t of s.tweetIds.slice(0, 2)) assert.equal((await g.call(`/social/v1/tweets/${t}`)).status, 200);
     assert.equal((await g.call(`/social/v1/communities/${s.communityIds[0]}`)).status, 200);
     downloads = mkdtempSync(join(tmpdir(), 'sdg-downloads-'));
-    browser = await launchBrowser({ downloads });
+    browser = await launchBrowser({ downloads, timezoneId: TZ });
     page = await browser.context.newPage();
     browser.context.on('request', (r) => requested.push(r.url()));
     page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
@@ -120,6 +126,9 @@ describe('dashboard in Chromium', { skip }, () => {
       }),
     );
     assert.ok(painted.every((n) => n > 1000), `painted pixels: ${painted}`);
+    // The window went out in the browser's offset: the last 24 local hours.
+    const asked = requested.filter((u) => u.includes('/api/v1/usage/summary')).map((u) => new URL(u).searchParams);
+    assert.ok(asked.some((q) => q.get('granularity') === 'hour' && q.get('from')!.endsWith(':00:00+05:30')), asked.map(String).join(' '));
     const legend = await charts.locator('.u-legend').first().innerText();
     for (const ep of ['getUserByUsername', 'getTweet', 'getCommunity']) assert.ok(legend.includes(ep), legend);
 
@@ -193,7 +202,7 @@ describe('dashboard in Chromium', { skip }, () => {
     const end = new Date();
     end.setSeconds(0, 0);
     const start = new Date(end.getTime() - 24 * 3_600_000);
-    const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    const local = (d: Date) => new Date(d.getTime() + TZ_OFFSET_MS).toISOString().slice(0, 16);
     await page.getByLabel('Start (your local time)').fill(local(start));
     await page.getByLabel('End (exclusive)').fill(local(end));
     await page.getByRole('button', { name: 'Generate export' }).click();

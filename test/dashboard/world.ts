@@ -81,7 +81,7 @@ export interface Browser {
 }
 
 /** Chromium from Debian's package with a fresh profile; nothing is downloaded. */
-export async function launchBrowser(opts: { width?: number; height?: number; downloads?: string } = {}): Promise<Browser> {
+export async function launchBrowser(opts: { width?: number; height?: number; downloads?: string; timezoneId?: string } = {}): Promise<Browser> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'sdg-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -90,6 +90,7 @@ export async function launchBrowser(opts: { width?: number; height?: number; dow
     viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 },
     acceptDownloads: true,
     ...(opts.downloads ? { downloadsPath: opts.downloads } : {}),
+    ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
   });
   return {
     context,
