@@ -18,7 +18,11 @@ const HTML_USERNAME = '<script>document.body.dataset.pwned=2</script>';
 interface InPage {
   sessionStorage: { length: number; getItem(key: string): string | null };
   localStorage: { length: number };
-  document: { body: { dataset: Record<string, string | undefined> }; querySelectorAll(selector: string): { length: number } };
+  document: {
+    body: { dataset: Record<string, string | undefined> };
+    activeElement: { textContent: string | null } | null;
+    querySelectorAll(selector: string): { length: number };
+  };
 }
 interface Canvas {
   width: number;
@@ -170,6 +174,12 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await page.getByRole('button', { name: 'I have copied it' }).click();
     assert.equal(await page.getByTestId('new-key-secret').count(), 0, 'the secret is not shown again');
 
+    // The question takes the focus on its safe answer; Escape cancels and the key still works.
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.textContent), 'Cancel');
+    await page.keyboard.press('Escape');
+    await row.getByRole('button', { name: /^Revoke/ }).waitFor();
+    assert.equal((await g.call('/echo/v1/hello', { key: secret })).status, 200);
     await row.getByRole('button', { name: /^Revoke/ }).click();
     await row.getByRole('button', { name: 'Yes, revoke' }).click();
     await row.getByText(/^revoked/).waitFor();
@@ -227,13 +237,31 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     assert.ok((await listed.innerText()).includes(sha));
   });
 
-  test('the usage page filters the ledger by endpoint', async () => {
+  test('the usage page filters the ledger by endpoint and pages through it', async () => {
+    // 25 more charges of one endpoint: 27 in all, more than the page of 25.
+    for (let i = 0; i < 25; i++) assert.equal((await g.call(`/social/v1/tweets/${g.sample.tweetIds[i % 3]}`)).status, 200);
     await go('Usage', 'ledger');
+    const rows = page.getByTestId('ledger').locator('tbody tr');
+    const endpoints = () => page.getByTestId('ledger').locator('tbody tr td:nth-child(3)').allInnerTexts();
+    const idle = () => page.locator('[role="region"][aria-label="Ledger"][aria-busy="false"]').waitFor();
     await page.getByLabel('Endpoint').selectOption('getTweet');
     await page.getByTestId('ledger').getByText('(getTweet only)').waitFor();
-    await page.waitForFunction(() => (globalThis as unknown as InPage).document.querySelectorAll('[data-testid="ledger"] tbody tr').length === 2);
-    const kinds = await page.getByTestId('ledger').locator('tbody tr td:nth-child(3)').allInnerTexts();
-    assert.deepEqual(kinds, ['getTweet', 'getTweet']);
+    await idle();
+    assert.equal(await rows.count(), 25);
+    assert.ok((await endpoints()).every((e) => e === 'getTweet'));
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText('Page 2').waitFor();
+    await idle();
+    assert.deepEqual(await endpoints(), ['getTweet', 'getTweet']);
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.getByText('Page 1').waitFor();
+    await idle();
+    assert.equal(await rows.count(), 25);
+    // Another endpoint starts again from its own first page.
+    await page.getByLabel('Endpoint').selectOption('getCommunity');
+    await page.getByTestId('ledger').getByText('(getCommunity only)').waitFor();
+    await idle();
+    assert.deepEqual(await endpoints(), ['getCommunity']);
   });
 
   test('a username from the store that holds HTML is shown as text', async () => {
