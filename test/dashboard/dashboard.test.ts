@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { backends } from '../helpers/backends.js';
 import { buildDashboard, chromiumPresent, launchBrowser, startGateway, type Browser, type Gateway } from './world.js';
 
+const A11Y_CHECK = readFileSync(join(import.meta.dirname, 'a11y-check.js'), 'utf8');
 const HTML_NAME = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b>';
 const HTML_USERNAME = '<script>document.body.dataset.pwned=2</script>';
 
@@ -280,9 +281,29 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     assert.deepEqual(problems.filter((p) => !/401|Unauthorized/.test(p)), []);
   });
 
+  test('every page has labelled controls, named buttons, readable contrast and fits a phone', async () => {
+    const pages: Array<[string, string]> = [
+      ['Overview', 'endpoint-totals'],
+      ['Keys', 'keys'],
+      ['Watchlist', 'watchlist'],
+      ['Crawl', 'last-cycle'],
+      ['Exports', 'exports'],
+      ['Usage', 'ledger'],
+    ];
+    for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+      await page.setViewportSize(viewport);
+      for (const [name, testId] of pages) {
+        await go(name, testId);
+        assert.deepEqual(await page.evaluate<string[]>(A11Y_CHECK), [], `${name} at ${viewport.width}px`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
   test('signing out forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
+    assert.deepEqual(await page.evaluate<string[]>(A11Y_CHECK), [], 'the sign-in page');
   });
 });
