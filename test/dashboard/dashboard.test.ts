@@ -290,6 +290,13 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
       ['Exports', 'exports'],
       ['Usage', 'ledger'],
     ];
+    // The checker itself finds what it looks for.
+    const bad = await browser.context.newPage();
+    await bad.setContent('<h1>x</h1><p style="color:#aaa">faint</p><input id="q"><button></button><div style="width:2000px">wide</div>');
+    const found = await bad.evaluate<string[]>(A11Y_CHECK);
+    await bad.close();
+    for (const p of [/contrast 2\.\d+:1 .*faint/, /control without a label: input#q/, /button or link without a name/, /the page is \d+px wide/]) assert.ok(found.some((f) => p.test(f)), `${p} in ${found.join('; ')}`);
+
     for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
       await page.setViewportSize(viewport);
       for (const [name, testId] of pages) {
