@@ -10,7 +10,7 @@ import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } 
 import type { JobKind } from '../jobs/runner.js';
 import { tweetSeq, upsertProfiles } from '../social/social-repo.js';
 import { SourceError, type TimelineQuery } from '../sources/types.js';
-import { accountState, finishTarget, findTarget, ingestPage, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
+import { accountState, finishTarget, findTarget, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
 import { callSource } from '../sources/source-calls.js';
 
@@ -57,7 +57,7 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
         signal.throwIfAborted();
         const q: TimelineQuery = { ...window, limit: 100, ...(after !== undefined ? { after } : {}) };
         const res = await callSource(() => deps.source.getUserTweets(userId, q), deps.bulk.retry, signal);
-        await ingestPage(deps.store, deps.tweetStore, claim, res.items, fetchedAt);
+        await deps.crawlPages.ingest(claim, res.items, fetchedAt);
         for (const t of res.items) if (!newest || tweetSeq(t.id) > tweetSeq(newest.id)) newest = t;
         if (res.next === undefined || res.items.length === 0) break;
         after = res.next;

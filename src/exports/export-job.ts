@@ -1,14 +1,15 @@
 // The export job: queued → running → completed | failed. A crash mid-write leaves the export
 // `running` with a lease nobody renews; when it expires another worker claims it and writes the
 // file again from the start (the put is atomic: nothing partial is ever visible at the key).
-import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
+import { releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
+import { claimNextExport } from './export-claim.js';
 import type { JobKind } from '../jobs/runner.js';
 import { completeExport, exportLease, failExport, findExport, markExportStarted, requeueExport } from './export-repo.js';
 import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
 
 /** Exports read only the store: no data source needed. */
-export type ExportDeps = Omit<JobDeps, 'source' | 'tweetStore'>;
+export type ExportDeps = Omit<JobDeps, 'source' | 'crawlPages'>;
 
 export const EXPORT_MAX_ATTEMPTS = 3;
 
@@ -49,8 +50,16 @@ export async function performExport(deps: ExportDeps, claim: Claim, parent: Abor
   }
 }
 
+/** Exports are claimed in turns across accounts (export-claim.ts), not oldest first. */
 export function exportJobKind(deps: ExportDeps): JobKind {
-  return leasedJobKind(deps.store.db, exportLease, { name: 'export', concurrency: 1, leaseMs: leaseMs(deps), perform: (c, signal) => performExport(deps, c, signal) });
+  return {
+    name: 'export',
+    concurrency: 1,
+    async claim(owner: string) {
+      const c = await claimNextExport(deps.store.db, owner, leaseMs(deps));
+      return c && { id: c.id, perform: (signal: AbortSignal) => performExport(deps, c, signal) };
+    },
+  };
 }
 
 /** Tests and tools: runs one now in this process, if it is claimable. */

@@ -7,7 +7,7 @@ import { backends, createTestStore, type TestStore } from '../helpers/backends.j
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 import { runSdg, startServer, type ServerProcess } from '../helpers/processes.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { SqliteMeterStore } from '../../src/credits/meter-store.js';
+import { SqliteMeterStore } from '../../src/credits/sqlite-meter-store.js';
 import type { AppError } from '../../src/errors/app-error.js';
 
 const COST = 7;
@@ -151,19 +151,6 @@ for (const backend of backends()) {
         assert.deepEqual(await getBalance(db, accountId), { balance: 10, reserved: 0 });
         assert.equal(await ledgerSum(db, accountId), 10);
         // The refused hold is gone: the 10 left can be held again.
-        assert.ok((await h.deps.meter.reserve(accountId, 10)).ok);
-      });
-
-      test('a hold stored in the database by an earlier version is released by the sweep, once', async () => {
-        const db = h.deps.store.db;
-        const { accountId } = await createAccount(db, { name: 'old', planId: 'free' });
-        await grant(db, accountId, 10, 't');
-        await db.insertInto('credit_reservations').values({ id: 'rsv_old', account_id: accountId, amount: 10, created_at: new Date(Date.now() - 3_600_000).toISOString() }).execute();
-        await db.updateTable('accounts').set({ reserved: 10 }).where('id', '=', accountId).execute();
-        assert.deepEqual(await h.deps.meter.reserve(accountId, 1), { ok: false, available: 0 });
-        assert.equal(await releaseStaleReservations(db, h.deps.meter, new Date(Date.now() - 60_000)), 1);
-        assert.equal(await releaseStaleReservations(db, h.deps.meter, new Date(Date.now() - 60_000)), 0);
-        assert.deepEqual(await getBalance(db, accountId), { balance: 10, reserved: 0 });
         assert.ok((await h.deps.meter.reserve(accountId, 10)).ok);
       });
     });

@@ -4,6 +4,8 @@ import { coreMigration } from './001-core.js';
 import { socialMigration } from './002-social.js';
 import { bulkMigration } from './003-bulk.js';
 import { blueskyMigration } from './004-bluesky.js';
+import { exportRetentionMigration } from './007-export-retention.js';
+import { hardeningMigration } from './009-hardening.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -12,6 +14,8 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '002-social': socialMigration(),
     '003-bulk': bulkMigration(),
     '004-bluesky': blueskyMigration(),
+    '007-export-retention': exportRetentionMigration(),
+    '009-hardening': hardeningMigration(),
   };
 }
 

@@ -4,9 +4,11 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
+import { OpaqueIds } from '../../domain/opaque-ids.js';
+import { AppError } from '../../errors/app-error.js';
 
 export const LedgerEntry = Type.Object({
-  id: Type.String(),
+  id: Type.String({ description: 'opaque id of the entry (led_…); says nothing about other accounts or volume' }),
   kind: Type.Union([Type.Literal('grant'), Type.Literal('charge')]),
   amount: Type.Integer({ description: 'positive for grants, negative for charges' }),
   balanceAfter: Type.Integer(),
@@ -17,7 +19,15 @@ export const LedgerEntry = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
-export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): void {
+export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 'store'>): void {
+  // Ledger ids are a sequence across all accounts: answers carry them encrypted (opaque-ids.ts).
+  const ids = new OpaqueIds(deps.secret, 'led');
+  const positionOf = (p: { after?: unknown; id?: unknown }): number => {
+    // { id } is the position of cursors issued before ledger ids were opaque.
+    const n = typeof p.after === 'string' ? ids.decode(p.after) : typeof p.id === 'number' ? p.id : undefined;
+    if (n === undefined) throw new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
+    return n;
+  };
   app.get(
     '/api/v1/usage',
     {
@@ -33,7 +43,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
       const accountId = request.auth!.accountId;
       const limit = request.query.limit ?? 20;
       const list = `usage:${accountId}`;
-      const before = request.query.cursor ? deps.cursors.decode<{ id: number }>(list, request.query.cursor).id : undefined;
+      const before = request.query.cursor ? positionOf(deps.cursors.decode<{ after?: unknown; id?: unknown }>(list, request.query.cursor)) : undefined;
       const rows = await ledgerPage(deps.store.db, accountId, limit, before);
       return keysetPage(
         request,
@@ -42,7 +52,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
         rows,
         limit,
         (r) => ({
-          id: String(r.id),
+          id: ids.encode(r.id),
           kind: r.kind,
           amount: r.amount,
           balanceAfter: r.balance_after,
@@ -52,7 +62,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
           note: r.note,
           createdAt: r.created_at,
         }),
-        (r) => ({ id: r.id }),
+        (r) => ({ after: ids.encode(r.id) }),
       );
     },
   );

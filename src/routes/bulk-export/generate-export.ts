@@ -20,7 +20,7 @@ export const GenerateExportBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerGenerateExport(app: App, deps: Pick<Deps, 'bulk' | 'store'>): void {
+export function registerGenerateExport(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'store'>): void {
   app.post(
     '/social/v1/bulk-export/exports/generate',
     {
@@ -29,7 +29,7 @@ export function registerGenerateExport(app: App, deps: Pick<Deps, 'bulk' | 'stor
         tags: ['bulk-export'],
         summary: "Requests an export of the tweets created in [startDate, endDate) (at most 24 h) by the accounts on the caller's watchlist.",
         description:
-          'The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link.',
+          'The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link. An account may have a limited number of unfinished exports (MAX_OPEN_EXPORTS_PER_ACCOUNT, default 5); beyond it the answer is 409 open_jobs_limit_reached, not charged.',
         body: GenerateExportBody,
         response: { 202: single(ExportRecord) },
       },
@@ -43,7 +43,7 @@ export function registerGenerateExport(app: App, deps: Pick<Deps, 'bulk' | 'stor
         start: range.start,
         end: range.end,
         now: now.toISOString(),
-      });
+      }, deps.config.quotas.openExportsPerAccount);
       deps.bulk.wakeups.notify();
       reply.code(202);
       return { data: exportRecord(row), meta: meta(request.id) };

@@ -20,9 +20,9 @@ export function registerTweet(app: App, deps: Pick<Deps, 'social'>): void {
     '/social/v1/tweets/:id',
     { schema: { operationId: 'getTweet', tags: ['social'], summary: 'A tweet by id.', params: IdParams, response: { 200: single(Tweet) } } },
     (request) => {
-      // No promise when the tweet is served from the store (the wrapper awaits only a promise).
-      const r = deps.social.tweet(request.params.id);
-      return r instanceof Promise ? r.then((x) => answer(request.id, x)) : answer(request.id, r);
+      // No promise when a fresh stored tweet is known at once (the wrapper awaits only a promise).
+      const fresh = deps.social.freshTweet(request.params.id);
+      return fresh ? answer(request.id, fresh) : deps.social.tweet(request.params.id).then((x) => answer(request.id, x));
     },
   );
 }
