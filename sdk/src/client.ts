@@ -66,7 +66,7 @@ interface Fetched<B> {
 export const operationMethods: Record<OperationId, keyof SdgClient> = {
   getCreditsBalance: 'balance',
   createApiKey: 'createKey',
-  listApiKeys: 'listKeys',
+  listApiKeys: 'keys',
   revokeApiKey: 'revokeKey',
   listPlans: 'plans',
   listUsage: 'usage',
@@ -119,10 +119,15 @@ export class SdgClient {
     return this.single(this.api.POST('/api/v1/api-keys', { body, signal: o.signal, headers: idem(o) }));
   }
 
-  /** The account's keys, never their secrets. */
-  async listKeys(o: CallOptions = {}): Promise<Result<ApiKey[]>> {
-    const r = await this.single(this.api.GET('/api/v1/api-keys', { signal: o.signal }));
-    return { ...r, data: r.data.keys };
+  /** One page of the account's keys, newest first, never their secrets. */
+  keysPage(q: PageQuery<'listApiKeys'> = {}, o: CallOptions = {}): Promise<Result<Page<ApiKey>>> {
+    return this.page(this.api.GET('/api/v1/api-keys', { params: { query: q }, signal: o.signal }));
+  }
+
+  /** All the account's keys, revoked ones included. */
+  keys(o: ListOptions<'listApiKeys'> = {}): Paginator<ApiKey> {
+    const { query, iterate, call } = split(o);
+    return new Paginator((cursor) => this.keysPage({ limit: 100, ...query, cursor }, call), iterate);
   }
 
   /** Revokes a key; it stops working at once. */

@@ -24,7 +24,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's API keys (never the secrets). */
+        /** The account's API keys, revoked ones included, newest first (never the secrets). Paginated: pass nextCursor as ?cursor=. */
         get: operations["listApiKeys"];
         put?: never;
         /** Creates an API key for the calling account. The key is shown once. */
@@ -185,7 +185,7 @@ export interface paths {
         put?: never;
         /**
          * Requests an export of the tweets created in [startDate, endDate) (at most 24 h) by the accounts on the caller's watchlist.
-         * @description The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link.
+         * @description The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link. An account may have a limited number of unfinished exports (MAX_OPEN_EXPORTS_PER_ACCOUNT, default 5); beyond it the answer is 409 open_jobs_limit_reached, not charged.
          */
         post: operations["generateExport"];
         delete?: never;
@@ -205,7 +205,7 @@ export interface paths {
         put?: never;
         /**
          * Adds up to 100 accounts to the watchlist, in the background.
-         * @description Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes.
+         * @description Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes. An account may have a limited number of unfinished batches (MAX_OPEN_BATCHES_PER_ACCOUNT, default 10); beyond it the answer is 409 open_jobs_limit_reached, not charged.
          */
         post: operations["addWatchlistBatch"];
         delete?: never;
@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * Removes up to 100 accounts from the watchlist, in the background.
-         * @description Poll GET /social/v1/bulk-export/watchlist/batch/{batchId}: each item ends removed or not_present.
+         * @description Poll GET /social/v1/bulk-export/watchlist/batch/{batchId}: each item ends removed or not_present. Unfinished batches (adds and removes) count against MAX_OPEN_BATCHES_PER_ACCOUNT (default 10): beyond it 409 open_jobs_limit_reached, not charged.
          */
         post: operations["removeWatchlistBatch"];
         delete?: never;
@@ -475,7 +475,11 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -489,20 +493,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            keys: {
-                                id: string;
-                                name: string | null;
-                                prefix: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                revokedAt: string | null;
-                            }[];
-                        };
-                        meta: {
-                            requestId: string;
-                            cached: boolean;
-                        };
+                        items: {
+                            id: string;
+                            name: string | null;
+                            prefix: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            revokedAt: string | null;
+                        }[];
+                        hasNextPage: boolean;
+                        nextCursor: string | null;
+                        requestId: string;
+                        cached: boolean;
                     };
                 };
             };
@@ -803,6 +805,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: {
+                            /** @description opaque id of the entry (led_…); says nothing about other accounts or volume */
                             id: string;
                             kind: "grant" | "charge";
                             /** @description positive for grants, negative for charges */
@@ -1449,6 +1452,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -1878,6 +1882,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -1965,6 +1970,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -2148,6 +2154,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         }[];
                         hasNextPage: boolean;
                         nextCursor: string | null;

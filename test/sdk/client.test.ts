@@ -106,8 +106,9 @@ describe('SdgClient', () => {
     assert.match(created.data.key ?? '', /\S{20,}/);
     const other = new SdgClient({ apiKey: created.data.key!, baseUrl: g.url });
     assert.equal((await other.hello()).data.accountId, a.accountId);
-    const keys = await client.listKeys();
-    assert.ok(keys.data.some((k) => k.id === created.data.id && k.revokedAt === null));
+    const keys = client.keys({ limit: 1 });
+    assert.ok((await keys.toArray()).some((k) => k.id === created.data.id && k.revokedAt === null));
+    assert.ok(keys.pages >= 2, 'paged to the end');
     const revoked = await client.revokeKey(created.data.id);
     assert.ok(revoked.data.revokedAt);
     await assert.rejects(other.hello(), AuthenticationError);

@@ -44,7 +44,7 @@ export function registerAccountCommands(program: Command): void {
     .description('the keys (never their secrets)')
     .action(async (_flags: object, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const { data } = await ctx.client.listKeys();
+      const data = await ctx.client.keys().toArray();
       if (ctx.out.json) return printJson(data);
       for (const k of data) process.stdout.write(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
     });
