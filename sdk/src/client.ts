@@ -8,6 +8,7 @@ import { metaOf, type Result } from './result.js';
 import type { paths } from './schema.js';
 import { defaultRetry, retryingFetch, type RetryEvent, type RetryOptions } from './transport.js';
 import type {
+  Account,
   ApiKey,
   Balance,
   Batch,
@@ -25,6 +26,7 @@ import type {
   QueryOf,
   SocialProfile,
   Tweet,
+  UsageSummary,
   WalletBalance,
   WatchlistAddItem,
   WatchlistEntry,
@@ -70,6 +72,8 @@ export const operationMethods: Record<OperationId, keyof SdgClient> = {
   revokeApiKey: 'revokeKey',
   listPlans: 'plans',
   listUsage: 'usage',
+  getUsageSummary: 'usageSummary',
+  getAccount: 'account',
   getUserByUsername: 'userByUsername',
   getTweet: 'tweet',
   getRetweeters: 'retweeters',
@@ -107,6 +111,16 @@ export class SdgClient {
   /** The account's credit balance (free). */
   balance(o: CallOptions = {}): Promise<Result<Balance>> {
     return this.single(this.api.GET('/api/v1/credits/balance', { signal: o.signal }));
+  }
+
+  /** The calling account: its plan, rate limit and balance (free). */
+  account(o: CallOptions = {}): Promise<Result<Account>> {
+    return this.single(this.api.GET('/api/v1/account', { signal: o.signal }));
+  }
+
+  /** Calls and credits per endpoint per hour or day over [from, to), from the ledger (free). */
+  usageSummary(q: QueryOf<'getUsageSummary'>, o: CallOptions = {}): Promise<Result<UsageSummary>> {
+    return this.single(this.api.GET('/api/v1/usage/summary', { params: { query: q }, signal: o.signal }));
   }
 
   /** The plans on offer (free). */

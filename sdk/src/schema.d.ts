@@ -86,6 +86,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls and credits per endpoint per hour or day, summed from the ledger.
+         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls. Costs 0 credits.
+         */
+        get: operations["getUsageSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling account: plan, rate limit and balance. */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/social/v1/users/by/username/{username}": {
         parameters: {
             query?: never;
@@ -790,6 +827,8 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 limit?: number;
+                /** @description only this endpoint's charges (an operationId, e.g. getTweet) */
+                endpoint?: string;
             };
             header?: never;
             path?: never;
@@ -822,6 +861,194 @@ export interface operations {
                         nextCursor: string | null;
                         requestId: string;
                         cached: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getUsageSummary: {
+        parameters: {
+            query: {
+                /** @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive) */
+                from: string;
+                /** @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day */
+                to: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                            granularity: "hour" | "day";
+                            /** @description charged calls in the whole window */
+                            calls: number;
+                            /** @description credits charged in the whole window */
+                            credits: number;
+                            /** @description totals per endpoint over the window, most credits first */
+                            endpoints: {
+                                /** @description the route's operationId, e.g. getTweet */
+                                endpoint: string;
+                                calls: number;
+                                credits: number;
+                            }[];
+                            /** @description every bucket of the window in order, empty ones included */
+                            buckets: {
+                                /**
+                                 * Format: date-time
+                                 * @description in from's offset
+                                 */
+                                start: string;
+                                /**
+                                 * Format: date-time
+                                 * @description exclusive; the last bucket ends at to
+                                 */
+                                end: string;
+                                calls: number;
+                                credits: number;
+                                /** @description only endpoints with calls in this bucket */
+                                endpoints: {
+                                    /** @description the route's operationId, e.g. getTweet */
+                                    endpoint: string;
+                                    calls: number;
+                                    credits: number;
+                                }[];
+                            }[];
+                        };
+                        meta: {
+                            requestId: string;
+                            cached: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            planId: string;
+                            /** @description null when the plan is no longer configured */
+                            planName: string | null;
+                            /** @description requests a minute per key: the account's own figure, else its plan's */
+                            rateLimitPerMinute: number;
+                            balance: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            cached: boolean;
+                        };
                     };
                 };
             };
