@@ -9,6 +9,7 @@ import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { CliError, parsePositiveInt, print } from './output.js';
 import { serve } from './serve.js';
+import { explainStartupError } from './startup-errors.js';
 import { DemoSource } from '../sources/demo/demo-source.js';
 import { demoSample } from '../sources/demo/sample.js';
 
@@ -145,6 +146,17 @@ try {
   if (err instanceof ConfigError || err instanceof CliError) {
     process.stderr.write(`sdg: ${err.message}\n`);
     process.exit(2);
+  }
+  let config: Config | undefined;
+  try {
+    config = loadConfig();
+  } catch {
+    config = undefined;
+  }
+  const explained = explainStartupError(err, config);
+  if (explained) {
+    process.stderr.write(`sdg: ${explained}\n`);
+    process.exit(1);
   }
   throw err;
 }
