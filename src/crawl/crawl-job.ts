@@ -87,7 +87,14 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
 }
 
 export function crawlJobKind(deps: JobDeps): JobKind {
-  return leasedJobKind(deps.store.db, targetLease, { name: 'crawl_target', concurrency: deps.config.crawl.concurrency, leaseMs: leaseMs(deps), perform: (c, signal) => performCrawlTarget(deps, c, signal) });
+  return leasedJobKind(deps.store.db, targetLease, {
+    name: 'crawl_target',
+    concurrency: deps.config.crawl.concurrency,
+    leaseMs: leaseMs(deps),
+    // One per watched account per cycle: their lines are debug; the cycle's start and end are info (crawl-log.ts).
+    logLevel: 'debug',
+    perform: (c, signal) => performCrawlTarget(deps, c, signal),
+  });
 }
 
 /** Tests and tools: runs one now in this process, if it is claimable. */
