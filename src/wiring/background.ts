@@ -9,7 +9,7 @@ import { batchJobKind } from '../watchlist/batch-job.js';
 import { crawlJobKind } from '../crawl/crawl-job.js';
 import { crawlTick } from '../crawl/crawl-scheduler.js';
 import { exportJobKind } from '../exports/export-job.js';
-import { defaultRetryPolicy } from '../sources/source-calls.js';
+import { defaultRetryPolicy } from '../sources/resilience.js';
 import { Wakeups } from '../jobs/wakeups.js';
 import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
 
