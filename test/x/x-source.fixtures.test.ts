@@ -292,6 +292,26 @@ describe('XSource HTTP failures', () => {
     assert.deepEqual(named.upstream?.parameters, ['post.fields']);
   });
 
+  it('through the resilience layer: a 400 is logged at warn with the refused parameter; a 503 at debug with what X said, each attempt', async () => {
+    server.on('/2/users/40040', { status: 400, file: 'problem-400-field-value.json' });
+    server.on('/2/users/50350', { status: 503, json: { title: 'Service Unavailable', detail: 'over capacity' } });
+    const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
+    const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj: obj as Record<string, unknown>, msg });
+    const log = { debug: at('debug'), info: at('info'), warn: at('warn') };
+    // user.fields differs between the vocabularies: the source switches once, asks again, and gives up.
+    const x = new ResilientSource(source({ dialect: 'posts', log }), { log, retry: { ...quickRetryPolicy, baseDelayMs: 1, maxDelayMs: 1 } });
+    await rejectsWith(x.getUserById('50350'), 'unavailable', /HTTP 503.*over capacity/);
+    const debug = lines.filter((l) => l.level === 'debug' && l.obj.operation === 'getUserById');
+    assert.equal(debug.length, 3, 'every attempt');
+    assert.deepEqual(debug[0]!.obj.upstream, { status: 503, body: '{"title":"Service Unavailable","detail":"over capacity"}' });
+    lines.length = 0;
+    await rejectsWith(x.getUserById('40040'), 'rejected', /rejected parameter: user\.fields/);
+    const warned = lines.filter((l) => l.level === 'warn' && l.obj.operation === 'getUserById');
+    assert.equal(warned.length, 1);
+    assert.deepEqual((warned[0]!.obj.upstream as { parameters: string[] }).parameters, ['user.fields']);
+    assert.match(warned[0]!.msg, /X refused the request for user 40040 with HTTP 400 \(rejected parameter: user\.fields\)/);
+  });
+
   it('unparseable or malformed answers are bad responses', async () => {
     server.on('/2/users/1', { text: '<html>oops</html>' });
     await rejectsWith(source().getUserById('1'), 'bad_response');
