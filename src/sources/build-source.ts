@@ -30,8 +30,9 @@ export async function buildSource(config: Config, store: Store, log: SourceLog =
             ...(s.demo.rateLimitPerMinute > 0 ? { rateLimitPerMinute: s.demo.rateLimitPerMinute } : {}),
           })
         : demo;
-      // The demo never flakes unless told to: no retries to hide the faults it was told to make.
-      return new ResilientSource(inner, { timeoutMs: s.timeoutMs, retry: { ...quickRetryPolicy, retries: 0 }, log });
+      // The demo never flakes unless told to: no retries to hide the faults it was told to make. The
+      // plain demo computes its answers in-process and cannot hang: no timeout (see ResilienceOptions).
+      return new ResilientSource(inner, { timeoutMs: simulated ? s.timeoutMs : 0, retry: { ...quickRetryPolicy, retries: 0 }, log });
     }
     case 'x':
       inner = new XSource({ bearerToken: s.x.bearerToken!, baseUrl: s.x.baseUrl, dialect: s.x.dialect, log });
