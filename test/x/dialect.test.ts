@@ -75,22 +75,43 @@ describe("X's field vocabulary", () => {
     assert.deepEqual(warnings[0]?.obj.rejected, ['user.fields']);
   });
 
-  it('switches only once: an X that refuses both vocabularies gets a clear rejected error, not a loop', async () => {
+  it('tries once: an X that refuses both vocabularies keeps the configured one and gets a clear rejected error, not a loop', async () => {
     let asked = 0;
     server.on('/2/users/42', (query) => {
       asked += 1;
       return vocabulary(query) === 'posts' ? { status: 400, file: 'problem-400-unknown-parameter.json' } : { status: 400, file: 'problem-400-field-value.json' };
     });
-    const x = new XSource({ bearerToken: TOKEN, baseUrl: server.baseUrl });
+    const { log, warnings } = capture();
+    const x = new XSource({ bearerToken: TOKEN, baseUrl: server.baseUrl, log });
     await assert.rejects(x.getUserById('42'), (err: unknown) => {
       assert.ok(err instanceof SourceError && err.kind === 'rejected', String(err));
-      assert.match(err.message, /X refused the request for user 42 with HTTP 400 \(rejected parameter: user\.fields\)/);
+      assert.match(err.message, /X refused the request for user 42 with HTTP 400 \(rejected parameter: post\.fields\)/);
       return true;
     });
     assert.equal(asked, 2);
+    assert.equal(x.dialect, 'posts');
+    assert.match(warnings[0]?.msg ?? '', /X refused both field vocabularies; keeping X_API_DIALECT=posts/);
+    await assert.rejects(x.getUserById('42'), /rejected parameter: post\.fields/);
+    assert.equal(asked, 3, 'not tried again');
+  });
+
+  it('concurrent calls refused while the other vocabulary is tried wait for the verdict, then use it', async () => {
+    server.on('/2/tweets/1850000000000000002', xThatTakes('tweets', { file: 'tweet-long-note.json' }));
+    const x = new XSource({ bearerToken: TOKEN, baseUrl: server.baseUrl });
+    const before = requestsTo('/2/tweets/1850000000000000002').length;
+    const tweets = await Promise.all([1, 2, 3, 4].map(() => x.getTweet('1850000000000000002')));
+    assert.equal(tweets.length, 4);
     assert.equal(x.dialect, 'tweets');
-    await assert.rejects(x.getUserById('42'), /rejected parameter: user\.fields/);
-    assert.equal(asked, 3, 'no switch back');
+    const seen = requestsTo('/2/tweets/1850000000000000002').slice(before).map((r) => vocabulary(r.query));
+    assert.equal(seen.filter((v) => v === 'posts').length, 4, 'each first asked in the configured vocabulary');
+    assert.equal(seen.filter((v) => v === 'tweets').length, 4, 'then once each in the one X takes');
+  });
+
+  it('the other vocabulary answered with not found still settles it: X took the parameters', async () => {
+    server.on('/2/users/44', (query) => (vocabulary(query) === 'tweets' ? { status: 404, json: { title: 'Not Found Error', status: 404 } } : { status: 400, file: 'problem-400-unknown-parameter.json' }));
+    const x = new XSource({ bearerToken: TOKEN, baseUrl: server.baseUrl });
+    await assert.rejects(x.getUserById('44'), (err: unknown) => err instanceof SourceError && err.kind === 'not_found');
+    assert.equal(x.dialect, 'tweets');
   });
 
   it('a 400 about another parameter does not switch', async () => {

@@ -3,9 +3,10 @@
 // (docs/upstream/x-api-v2-openapi.json); answers in post-era and tweet-era names are both understood.
 // Timeouts are the resilience layer's (../resilience.ts): the signal it passes aborts the request.
 //
-// Field vocabulary: X_API_DIALECT picks the names we ask with ('posts' or 'tweets', fields.ts). The
-// first 400 that names one of the parameters whose names differ between the two switches this source
-// to the other vocabulary for the rest of the process, logs it, and asks again; it switches once.
+// Field vocabulary: X_API_DIALECT picks the names we ask with first ('posts' or 'tweets', fields.ts).
+// The first 400 that names one of the parameters whose names differ between the two makes the source
+// ask again in the other vocabulary; if X takes it, the source keeps it for the rest of the process
+// and logs it. It is tried once (tryOtherVocabulary).
 import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
 import { RateLimitTracker, readRateLimitHeaders, resetAtFromHeaders } from '../rate-limits.js';
 import { SourceError, silentLog, type CallOptions, type DataSource, type RetweetEdge, type SourceLog, type SourcePage, type TimelineQuery } from '../types.js';
@@ -47,7 +48,8 @@ export class XSource implements DataSource {
   private readonly now: () => number;
   private readonly log: SourceLog;
   private dialectNow: XFieldDialect;
-  private dialectSwitched = false;
+  /** The one trial of the other vocabulary: resolves to whether the source switched. */
+  private dialectTrial?: Promise<boolean>;
   private readonly maxRateLimitWaitMs: number;
   readonly rateLimits: RateLimitTracker;
 
@@ -176,30 +178,60 @@ export class XSource implements DataSource {
 
   /**
    * One GET to X within the endpoint's rate limit; the JSON object it answered. `params` gives the
-   * query in a vocabulary: on X's first 400 naming a parameter whose name differs between the two,
-   * the source switches vocabulary for good and asks once more.
+   * query in a vocabulary (see the top of this file for the switch).
    */
   private async get(template: string, path: string, params: (dialect: XFieldDialect) => QueryParams, what: string, signal?: AbortSignal): Promise<JsonObject> {
     const dialect = this.dialectNow;
     try {
       return await this.getOnce(template, path, params(dialect), what, signal);
     } catch (err) {
-      if (!(err instanceof SourceError) || err.kind !== 'rejected' || err.upstream?.status !== 400) throw err;
-      const named = err.upstream.parameters ?? [];
-      if (!named.some((p) => DIALECT_PARAMS.has(p))) throw err;
-      if (this.dialectSwitched || this.dialectNow !== dialect) {
-        if (this.dialectNow === dialect) throw err; // already switched once: X refuses both vocabularies
-        return this.getOnce(template, path, params(this.dialectNow), what, signal); // another call switched meanwhile
+      if (!refusesVocabulary(err)) throw err;
+      if (this.dialectNow !== dialect) return this.getOnce(template, path, params(this.dialectNow), what, signal); // switched meanwhile
+      if (this.dialectTrial) {
+        if (await this.dialectTrial) return this.getOnce(template, path, params(this.dialectNow), what, signal);
+        throw err;
       }
-      const other: XFieldDialect = dialect === 'posts' ? 'tweets' : 'posts';
+      return this.tryOtherVocabulary(err, dialect, () => this.getOnce(template, path, params(dialect === 'posts' ? 'tweets' : 'posts'), what, signal));
+    }
+  }
+
+  /**
+   * Asks again in the other vocabulary: any answer from X other than the same refusal means X took
+   * it, and the source keeps it for the rest of the process. Calls refused meanwhile wait for the
+   * verdict. A refusal of both keeps the configured one, and the switch is not tried again; a failure
+   * that says nothing about the vocabulary (network, 5xx, 429) leaves the trial for a later call.
+   */
+  private async tryOtherVocabulary(refusal: SourceError, dialect: XFieldDialect, ask: () => Promise<JsonObject>): Promise<JsonObject> {
+    const other: XFieldDialect = dialect === 'posts' ? 'tweets' : 'posts';
+    const named = refusal.upstream?.parameters ?? [];
+    let verdict!: (switched: boolean) => void;
+    this.dialectTrial = new Promise<boolean>((resolve) => (verdict = resolve));
+    const switchTo = () => {
       this.dialectNow = other;
-      this.dialectSwitched = true;
       this.log.warn(
-        { source: 'x', from: dialect, to: other, rejected: named, upstream: err.upstream.body },
+        { source: 'x', from: dialect, to: other, rejected: named, upstream: refusal.upstream?.body },
         `X refused the ${dialect}-era field parameter ${named.join(', ')}: X_API_DIALECT is now ${other} for this process (set X_API_DIALECT=${other} to start with it)`,
       );
-      return this.getOnce(template, path, params(other), what, signal);
+      verdict(true);
+    };
+    let body: JsonObject;
+    try {
+      body = await ask();
+    } catch (err) {
+      if (refusesVocabulary(err)) {
+        this.log.warn({ source: 'x', rejected: named, upstream: refusal.upstream?.body }, `X refused both field vocabularies; keeping X_API_DIALECT=${dialect}`);
+        verdict(false);
+        throw refusal;
+      }
+      if (err instanceof SourceError && ['not_found', 'protected', 'suspended', 'bad_response'].includes(err.kind)) switchTo();
+      else {
+        this.dialectTrial = undefined;
+        verdict(false);
+      }
+      throw err;
     }
+    switchTo();
+    return body;
   }
 
   private async getOnce(template: string, path: string, params: QueryParams, what: string, signal: AbortSignal | undefined): Promise<JsonObject> {
@@ -243,6 +275,11 @@ export class XSource implements DataSource {
     }
     return asObject(body) ?? badResponse(`the answer for ${what} is not a JSON object`);
   }
+}
+
+/** X's 400 naming a parameter whose names differ between the two vocabularies. */
+function refusesVocabulary(err: unknown): err is SourceError {
+  return err instanceof SourceError && err.kind === 'rejected' && err.upstream?.status === 400 && (err.upstream.parameters ?? []).some((p) => DIALECT_PARAMS.has(p));
 }
 
 function nextToken(body: JsonObject): string | undefined {
