@@ -11,7 +11,7 @@ import { crawlJobKind } from '../crawl/crawl-job.js';
 import { crawlSchedulerTask } from '../crawl/crawl-log.js';
 import { exportJobKind } from '../exports/export-job.js';
 import { retentionTask as exportRetentionTask } from '../exports/export-retention.js';
-import { defaultRetryPolicy } from '../sources/source-calls.js';
+import { defaultRetryPolicy } from '../sources/resilience.js';
 import { Wakeups } from '../jobs/wakeups.js';
 import { retentionTask } from '../jobs/retention.js';
 import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
