@@ -15,7 +15,7 @@ export const LedgerEntry = Type.Object({
   endpoint: Type.Union([Type.String(), Type.Null()]),
   note: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'UsageRecord' });
 
 export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): void {
   app.get(
@@ -25,9 +25,11 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
         operationId: 'listUsage',
         tags: ['account'],
         summary: "The account's ledger of grants and charges, newest first.",
+        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance.',
         querystring: PageQuery,
-        response: { 200: paginated(LedgerEntry) },
+        response: { 200: paginated(LedgerEntry, 'One page of ledger entries.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;
