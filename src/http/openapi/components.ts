@@ -34,6 +34,11 @@ export function hoistNamedSchemas(doc: { paths: Record<string, Record<string, un
     if (!isObject(content)) return;
     for (const media of Object.values(content)) if (isObject(media) && media.schema) media.schema = visit(media.schema);
   };
+  // Named schemas inside the components given up front (the error envelope) are hoisted too.
+  for (const [name, schema] of Object.entries(named)) {
+    const { title, ...rest } = schema;
+    named[name] = { ...(visit(rest) as Json), ...(title !== undefined ? { title } : {}) };
+  }
   for (const item of Object.values(doc.paths)) {
     for (const op of Object.values(item)) {
       if (!isObject(op)) continue;

@@ -4,6 +4,7 @@
 // (npm run openapi); test/openapi checks the two agree.
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../../config/config.js';
+import { ErrorEnvelope } from '../schemas.js';
 import { hoistNamedSchemas } from './components.js';
 import { componentExamples } from './examples.js';
 import { decorateOperations, type OpenApiDoc } from './operations.js';
@@ -55,6 +56,7 @@ export function openapiOptions(config: Pick<Config, 'publicBaseUrl' | 'port'>): 
           ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key of the calling account (sdg_live_…); create more with POST /api/v1/api-keys.' },
         },
         // Plain JSON here; its checks are redocly and spectral (npm run lint:openapi).
+        schemas: { ErrorEnvelope: JSON.parse(JSON.stringify(ErrorEnvelope)) },
         headers: sharedHeaders as never,
         parameters: sharedParameters as never,
       },
@@ -77,7 +79,7 @@ export function finishDocument(doc: OpenApiDoc): OpenApiDoc {
     security,
     tags: t,
     paths: sortKeys(paths),
-    components: { ...components, schemas: sortKeys(schemas) },
+    components: { ...components, schemas: sortKeys(schemas), responses: sortKeys((components?.responses ?? {}) as Record<string, unknown>) },
     ...rest,
   };
 }

@@ -50,7 +50,24 @@ const byKeyOrder = (op: Json): Json => {
   return Object.fromEntries(Object.entries(op).sort(([a], [b]) => rank(a) - rank(b)));
 };
 
+const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
+
+/**
+ * An error response is the same wherever its codes are (its status, schema, headers and examples
+ * follow from them): it is declared once under components.responses, named for its codes
+ * (InvalidApiKeyOrMissingApiKey), and referred to by $ref.
+ */
+function sharedResponse(responses: Record<string, Json>, codes: ErrorCode[], response: Json): Json {
+  const name = codes.map(pascal).join('Or');
+  const before = responses[name];
+  if (before && JSON.stringify(before) !== JSON.stringify(response)) throw new Error(`Two different error responses would be named ${name}.`);
+  responses[name] = response;
+  return { $ref: `#/components/responses/${name}` };
+}
+
 export function decorateOperations(doc: OpenApiDoc, schemas: Record<string, Json>): void {
+  const components = (doc.components ??= {});
+  const shared = ((components.responses as Record<string, Json> | undefined) ??= {});
   for (const item of Object.values(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       const cost = typeof op['x-credit-cost'] === 'number' ? op['x-credit-cost'] : 0;
@@ -61,15 +78,21 @@ export function decorateOperations(doc: OpenApiDoc, schemas: Record<string, Json
       }
       const body = (op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
       for (const media of Object.values(body ?? {})) if (media.example === undefined) media.example = exampleOf(media.schema as Json, schemas);
-      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+      const responses = op.responses as Record<string, Json>;
+      for (const [status, response] of Object.entries(responses)) {
         response.headers = { ...headersOf(status, method), ...((response.headers as Json | undefined) ?? {}) };
+        let codes: ErrorCode[] = [];
         for (const media of Object.values((response.content as Record<string, Json> | undefined) ?? {})) {
           if (status.startsWith('2')) {
             if (media.example === undefined) media.example = exampleOf(media.schema as Json, schemas);
           } else {
-            media.examples = Object.fromEntries(codesOf(media.schema as Json).map((code) => [code, errorExample(code)]));
+            // Every error answer is the envelope; the operation's own schema narrows its codes.
+            media.schema = { allOf: [{ $ref: '#/components/schemas/ErrorEnvelope' }, media.schema] };
+            codes = codesOf(media.schema as Json);
+            media.examples = Object.fromEntries(codes.map((code) => [code, errorExample(code)]));
           }
         }
+        if (codes.length > 0) responses[status] = sharedResponse(shared, codes, response);
       }
       item[method] = byKeyOrder(op);
     }
