@@ -43,23 +43,45 @@ const codes = Object.keys(errorStatus) as ErrorCode[];
 
 export const ErrorCodeSchema = StringEnum(codes, { title: 'ErrorCode', description: 'Stable machine-readable error code; each maps to one HTTP status.' });
 
-/** The envelope, with `code` as given (all codes, or those of one answer). */
-const envelope = (code: TSchema, options: Record<string, unknown>) =>
+const anyDetails = Type.Optional(
+  Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        'Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable).',
+    },
+  ),
+);
+
+/** The details an answer with this code always carries (more may be added later: additional properties). */
+const codeDetails: Partial<Record<ErrorCode, TSchema>> = {
+  insufficient_credits: Type.Object(
+    { required: Type.Integer({ minimum: 0, description: 'credits this call costs' }), balance: Type.Integer({ description: 'credits available' }) },
+    { additionalProperties: true, title: 'InsufficientCreditsDetails' },
+  ),
+  rate_limited: Type.Object(
+    {
+      scope: StringEnum(['key', 'account', 'ip'], { description: 'which limit was reached: the key’s, the account’s, or the per-address limit on requests without a valid key' }),
+      retryAfterSeconds: Type.Integer({ minimum: 0, description: 'as in Retry-After' }),
+    },
+    { additionalProperties: true, title: 'RateLimitedDetails' },
+  ),
+  export_not_ready: Type.Object({ status: Type.String({ description: 'the export’s status now' }) }, { additionalProperties: true, title: 'ExportNotReadyDetails' }),
+  key_limit_reached: Type.Object(
+    { limit: Type.Integer({ minimum: 0, description: 'active keys the plan allows' }), active: Type.Integer({ minimum: 0, description: 'active keys held' }) },
+    { additionalProperties: true, title: 'KeyLimitReachedDetails' },
+  ),
+};
+
+/** The envelope, with `code` as given (all codes, or those of one answer) and its details when known. */
+const envelope = (code: TSchema, options: Record<string, unknown>, details: TSchema = anyDetails) =>
   Type.Object(
     {
       error: Type.Object({
         code,
         message: Type.String({ description: 'For people: what went wrong and what to do about it.' }),
-        details: Type.Optional(
-          Type.Object(
-            {},
-            {
-              additionalProperties: true,
-              description:
-                'Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable).',
-            },
-          ),
-        ),
+        details,
       }),
       meta: Type.Object({ requestId: Type.String({ description: 'Also sent as the X-Request-Id header.' }) }),
     },
@@ -94,7 +116,8 @@ const codeMeaning: Record<ErrorCode, string> = {
 /** The error envelope narrowed to the codes an operation answers with one status. */
 export function errorResponse(status: number, answered: readonly ErrorCode[]) {
   const meaning = answered.map((c) => `${c}: ${codeMeaning[c]}.`).join(' ');
-  return envelope(StringEnum(answered), { 'x-response-description': `${meaning} Nothing was charged.` });
+  const details = answered.length === 1 ? codeDetails[answered[0]!] : undefined;
+  return envelope(StringEnum(answered), { 'x-response-description': `${meaning} Nothing was charged.` }, details);
 }
 
 /** Response schemas by status for a list of error codes (the codes grouped by their status). */
