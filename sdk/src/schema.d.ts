@@ -9,7 +9,9 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description **Cost:** free (0 credits).
+         * @description The account the X-API-Key belongs to: its name, plan, the rate limit that applies to each of its keys and to the account as a whole (requests a minute), and its balance in credits.
+         *
+         *     **Cost:** free (0 credits).
          */
         get: operations["getAccount"];
         put?: never;
@@ -1113,6 +1115,48 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /** UsageSummary */
+        UsageSummary: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            /** @description charged calls in the whole window */
+            calls: number;
+            /** @description credits charged in the whole window */
+            credits: number;
+            /** @description totals per endpoint over the window, most credits first */
+            endpoints: {
+                /** @description the route's operationId, e.g. getTweet */
+                endpoint: string;
+                calls: number;
+                credits: number;
+            }[];
+            /** @description every bucket of the window in order, empty ones included */
+            buckets: {
+                /**
+                 * Format: date-time
+                 * @description in from's offset
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description exclusive; the last bucket ends at to
+                 */
+                end: string;
+                calls: number;
+                credits: number;
+                /** @description only endpoints with calls in this bucket */
+                endpoints: {
+                    /** @description the route's operationId, e.g. getTweet */
+                    endpoint: string;
+                    calls: number;
+                    credits: number;
+                }[];
+            }[];
+        };
         /** WalletBalance */
         WalletBalance: {
             /**
@@ -1758,7 +1802,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested record. */
+            /** @description The calling account. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2187,15 +2231,18 @@ export interface operations {
             query: {
                 /**
                  * @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive)
-                 * @example text
+                 * @example 2025-01-31T00:00:00+01:00
                  */
                 from: string;
                 /**
                  * @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day
-                 * @example text
+                 * @example 2025-02-07T00:00:00+01:00
                  */
                 to: string;
-                /** @example hour */
+                /**
+                 * @description the size of each bucket
+                 * @example day
+                 */
                 granularity?: "hour" | "day";
             };
             header?: never;
@@ -2204,7 +2251,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested record. */
+            /** @description Calls and credits per bucket and endpoint. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2254,47 +2301,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            from: string;
-                            /** Format: date-time */
-                            to: string;
-                            /** @enum {string} */
-                            granularity: "hour" | "day";
-                            /** @description charged calls in the whole window */
-                            calls: number;
-                            /** @description credits charged in the whole window */
-                            credits: number;
-                            /** @description totals per endpoint over the window, most credits first */
-                            endpoints: {
-                                /** @description the route's operationId, e.g. getTweet */
-                                endpoint: string;
-                                calls: number;
-                                credits: number;
-                            }[];
-                            /** @description every bucket of the window in order, empty ones included */
-                            buckets: {
-                                /**
-                                 * Format: date-time
-                                 * @description in from's offset
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description exclusive; the last bucket ends at to
-                                 */
-                                end: string;
-                                calls: number;
-                                credits: number;
-                                /** @description only endpoints with calls in this bucket */
-                                endpoints: {
-                                    /** @description the route's operationId, e.g. getTweet */
-                                    endpoint: string;
-                                    calls: number;
-                                    credits: number;
-                                }[];
-                            }[];
-                        };
+                        data: components["schemas"]["UsageSummary"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -19,7 +19,15 @@ export const AccountView = Type.Object({
 export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>): void {
   app.get(
     '/api/v1/account',
-    { schema: { operationId: 'getAccount', tags: ['account'], summary: 'The calling account: plan, rate limit and balance.', response: { 200: single(AccountView) } } },
+    {
+      schema: {
+        operationId: 'getAccount',
+        tags: ['account'],
+        summary: 'The calling account: plan, rate limit and balance.',
+        description: 'The account the X-API-Key belongs to: its name, plan, the rate limit that applies to each of its keys and to the account as a whole (requests a minute), and its balance in credits.',
+        response: { 200: single(AccountView, 'The calling account.') },
+      },
+    },
     async (request) => {
       const a = await getAccount(deps.store.db, request.auth!.accountId);
       if (!a) throw new AppError('not_found', 'This account no longer exists.');
