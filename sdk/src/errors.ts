@@ -111,6 +111,12 @@ export class ExportError extends SdgError {
   }
 }
 
+/** An error from an AbortSignal (abort() or AbortSignal.timeout()): passed through as it came. */
+export function isAbort(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
 type ApiErrorClass = new (...args: ConstructorParameters<typeof SdgApiError>) => SdgApiError;
 
 const byCode: Record<string, ApiErrorClass> = {
