@@ -9,7 +9,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 buildDashboard();
 // A slow source and one account at a time, so that a crawl cycle is caught under way.
-const g = await startGateway('sqlite', { CRAWL_INTERVAL_HOURS: '0.01', DEMO_LATENCY_MS: '100', CRAWL_CONCURRENCY: '1' });
+const g = await startGateway('sqlite', { CRAWL_INTERVAL_HOURS: '0.01', DEMO_LATENCY_MS: '300', CRAWL_CONCURRENCY: '1' });
 const browser = await launchBrowser({ width: 1200, height: 860 });
 try {
   mkdirSync(docs, { recursive: true });
@@ -22,7 +22,7 @@ try {
   await g.call('/api/v1/api-keys', { method: 'POST', body: { name: 'reporting job' } });
   await g.call('/social/v1/bulk-export/watchlist/batch', { method: 'POST', body: { items: s.usernames.slice(0, 3).map((username) => ({ username })) } });
   await g.call('/social/v1/bulk-export/watchlist/batch', { method: 'POST', body: { items: s.userIds.slice(0, 12).map((socialUserId) => ({ socialUserId })) } });
-  await sleep(8_000);
+  await sleep(12_000);
   const end = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
   const start = new Date(end.getTime() - 24 * 3_600_000);
   await g.call('/social/v1/bulk-export/exports/generate', { method: 'POST', body: { startDate: start.toISOString(), endDate: end.toISOString() } });

@@ -8,14 +8,37 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { backends } from '../helpers/backends.js';
 import { buildDashboard, chromiumPresent, launchBrowser, startGateway, type Browser, type Gateway } from './world.js';
 
+const A11Y_CHECK = readFileSync(join(import.meta.dirname, 'a11y-check.js'), 'utf8');
 const HTML_NAME = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b>';
 const HTML_USERNAME = '<script>document.body.dataset.pwned=2</script>';
 
+// Code run in the page by evaluate(), typed here without the DOM library (this program runs on Node).
+interface InPage {
+  sessionStorage: { length: number; getItem(key: string): string | null };
+  localStorage: { length: number };
+  document: {
+    body: { dataset: Record<string, string | undefined> };
+    activeElement: { textContent: string | null } | null;
+    querySelectorAll(selector: string): { length: number };
+  };
+}
+interface Canvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } };
+}
+
 const skip = chromiumPresent() ? false : 'Chromium is not installed at /usr/bin/chromium (Debian: apt-get install -y chromium)';
 
-describe('dashboard in Chromium', { skip }, () => {
+// The browser runs in India's time (+05:30 all year): the dashboard's local days, hours and export
+// range must reach the API in that offset, not in the machine's.
+const TZ = 'Asia/Kolkata';
+const TZ_OFFSET_MS = 330 * 60_000;
+
+for (const backend of backends()) describe(`dashboard in Chromium (${backend})`, { skip }, () => {
   let g: Gateway;
   let browser: Browser;
   let page: Page;
@@ -25,14 +48,14 @@ describe('dashboard in Chromium', { skip }, () => {
 
   before(async () => {
     buildDashboard();
-    g = await startGateway('sqlite');
+    g = await startGateway(backend);
     // Real paid calls, so the ledger has charges of several endpoints in the last hour.
     const s = g.sample;
     for (const u of s.usernames.slice(0, 3)) assert.equal((await g.call(`/social/v1/users/by/username/${u}`)).status, 200);
     for (const t of s.tweetIds.slice(0, 2)) assert.equal((await g.call(`/social/v1/tweets/${t}`)).status, 200);
     assert.equal((await g.call(`/social/v1/communities/${s.communityIds[0]}`)).status, 200);
     downloads = mkdtempSync(join(tmpdir(), 'sdg-downloads-'));
-    browser = await launchBrowser({ downloads });
+    browser = await launchBrowser({ downloads, timezoneId: TZ });
     page = await browser.context.newPage();
     browser.context.on('request', (r) => requested.push(r.url()));
     page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
@@ -76,7 +99,7 @@ describe('dashboard in Chromium', { skip }, () => {
     const alert = page.getByRole('alert');
     await alert.waitFor();
     assert.match(await alert.innerText(), /This key was refused: The API key is not valid/);
-    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
     assert.equal(await page.getByRole('link', { name: 'Keys' }).count(), 0);
   });
 
@@ -90,8 +113,8 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.equal(await page.getByTestId('plan').innerText(), 'Free');
     assert.equal((await page.getByTestId('rate-limit').innerText()).replace(/\D/g, ''), '1000000');
     // The key lives in this tab's sessionStorage only.
-    assert.equal(await page.evaluate(() => sessionStorage.getItem('sdg.dashboard.apiKey')), g.account.apiKey);
-    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.getItem('sdg.dashboard.apiKey')), g.account.apiKey);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).localStorage.length), 0);
   });
 
   test('the charts are drawn from the ledger: totals per endpoint equal its sums', async () => {
@@ -100,9 +123,17 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.equal(await charts.locator('.uplot').count(), 2);
     // Something was painted on each canvas (uPlot draws axes, grid and lines there).
     const painted = await charts.locator('canvas').evaluateAll((cs) =>
-      (cs as HTMLCanvasElement[]).map((c) => c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data.filter((_, i) => i % 4 === 3 && _ > 0).length),
+      (cs as unknown as Canvas[]).map((c) => {
+        const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+        return n;
+      }),
     );
     assert.ok(painted.every((n) => n > 1000), `painted pixels: ${painted}`);
+    // The window went out in the browser's offset: the last 24 local hours.
+    const asked = requested.filter((u) => u.includes('/api/v1/usage/summary')).map((u) => new URL(u).searchParams);
+    assert.ok(asked.some((q) => q.get('granularity') === 'hour' && q.get('from')!.endsWith(':00:00+05:30')), asked.map(String).join(' '));
     const legend = await charts.locator('.u-legend').first().innerText();
     for (const ep of ['getUserByUsername', 'getTweet', 'getCommunity']) assert.ok(legend.includes(ep), legend);
 
@@ -115,7 +146,7 @@ describe('dashboard in Chromium', { skip }, () => {
       want.set(r.endpoint!, w);
     }
     const shown = await page.getByTestId('endpoint-totals').locator('tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from(tr.children).map((c) => (c as HTMLElement).innerText.trim())),
+      trs.map((tr) => Array.from(tr.children).map((c) => (c as unknown as { innerText: string }).innerText.trim())),
     );
     const table = new Map(shown.map(([ep, calls, credits]) => [ep!, { calls: Number(calls!.replace(/\D/g, '')), credits: Number(credits!.replace(/\D/g, '')) }]));
     for (const [ep, w] of want) assert.deepEqual(table.get(ep), w, ep);
@@ -142,8 +173,14 @@ describe('dashboard in Chromium', { skip }, () => {
 
     assert.equal((await g.call('/echo/v1/hello', { key: secret })).status, 200);
     await page.getByRole('button', { name: 'I have copied it' }).click();
-    assert.equal(await page.getByTestId('new-key-secret').count(), 0, 'the secret is not shown again');
+    await page.getByTestId('new-key-secret').waitFor({ state: 'detached' }); // the secret is not shown again
 
+    // The question takes the focus on its safe answer; Escape cancels and the key still works.
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.activeElement?.textContent === 'Cancel', undefined, { timeout: 5_000 });
+    await page.keyboard.press('Escape');
+    await row.getByRole('button', { name: /^Revoke/ }).waitFor();
+    assert.equal((await g.call('/echo/v1/hello', { key: secret })).status, 200);
     await row.getByRole('button', { name: /^Revoke/ }).click();
     await row.getByRole('button', { name: 'Yes, revoke' }).click();
     await row.getByText(/^revoked/).waitFor();
@@ -176,7 +213,7 @@ describe('dashboard in Chromium', { skip }, () => {
     const end = new Date();
     end.setSeconds(0, 0);
     const start = new Date(end.getTime() - 24 * 3_600_000);
-    const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    const local = (d: Date) => new Date(d.getTime() + TZ_OFFSET_MS).toISOString().slice(0, 16);
     await page.getByLabel('Start (your local time)').fill(local(start));
     await page.getByLabel('End (exclusive)').fill(local(end));
     await page.getByRole('button', { name: 'Generate export' }).click();
@@ -201,13 +238,31 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.ok((await listed.innerText()).includes(sha));
   });
 
-  test('the usage page filters the ledger by endpoint', async () => {
+  test('the usage page filters the ledger by endpoint and pages through it', async () => {
+    // 25 more charges of one endpoint: 27 in all, more than the page of 25.
+    for (let i = 0; i < 25; i++) assert.equal((await g.call(`/social/v1/tweets/${g.sample.tweetIds[i % 3]}`)).status, 200);
     await go('Usage', 'ledger');
+    const rows = page.getByTestId('ledger').locator('tbody tr');
+    const endpoints = () => page.getByTestId('ledger').locator('tbody tr td:nth-child(3)').allInnerTexts();
+    const idle = () => page.locator('[role="region"][aria-label="Ledger"][aria-busy="false"]').waitFor();
     await page.getByLabel('Endpoint').selectOption('getTweet');
     await page.getByTestId('ledger').getByText('(getTweet only)').waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="ledger"] tbody tr').length === 2);
-    const kinds = await page.getByTestId('ledger').locator('tbody tr td:nth-child(3)').allInnerTexts();
-    assert.deepEqual(kinds, ['getTweet', 'getTweet']);
+    await idle();
+    assert.equal(await rows.count(), 25);
+    assert.ok((await endpoints()).every((e) => e === 'getTweet'));
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText('Page 2').waitFor();
+    await idle();
+    assert.deepEqual(await endpoints(), ['getTweet', 'getTweet']);
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.getByText('Page 1').waitFor();
+    await idle();
+    assert.equal(await rows.count(), 25);
+    // Another endpoint starts again from its own first page.
+    await page.getByLabel('Endpoint').selectOption('getCommunity');
+    await page.getByTestId('ledger').getByText('(getCommunity only)').waitFor();
+    await idle();
+    assert.deepEqual(await endpoints(), ['getCommunity']);
   });
 
   test('a username from the store that holds HTML is shown as text', async () => {
@@ -220,15 +275,42 @@ describe('dashboard in Chromium', { skip }, () => {
   });
 
   test('nothing ran that should not have: no script from markup, no key in a URL, no CSP report', async () => {
-    assert.equal(await page.evaluate(() => document.body.dataset.pwned ?? null), null);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).document.body.dataset.pwned ?? null), null);
     assert.ok(requested.length > 10);
     for (const url of requested) assert.ok(!url.includes(g.account.apiKey), `the key appeared in ${url}`);
     assert.deepEqual(problems.filter((p) => !/401|Unauthorized/.test(p)), []);
   });
 
+  test('every page has labelled controls, named buttons, readable contrast and fits a phone', async () => {
+    const pages: Array<[string, string]> = [
+      ['Overview', 'endpoint-totals'],
+      ['Keys', 'keys'],
+      ['Watchlist', 'watchlist'],
+      ['Crawl', 'last-cycle'],
+      ['Exports', 'exports'],
+      ['Usage', 'ledger'],
+    ];
+    // The checker itself finds what it looks for.
+    const bad = await browser.context.newPage();
+    await bad.setContent('<h1>x</h1><p style="color:#aaa">faint</p><input id="q"><button></button><div style="width:2000px">wide</div>');
+    const found = await bad.evaluate<string[]>(A11Y_CHECK);
+    await bad.close();
+    for (const p of [/contrast 2\.\d+:1 .*faint/, /control without a label: input#q/, /button or link without a name/, /the page is \d+px wide/]) assert.ok(found.some((f) => p.test(f)), `${p} in ${found.join('; ')}`);
+
+    for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+      await page.setViewportSize(viewport);
+      for (const [name, testId] of pages) {
+        await go(name, testId);
+        assert.deepEqual(await page.evaluate<string[]>(A11Y_CHECK), [], `${name} at ${viewport.width}px`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
   test('signing out forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
-    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
+    assert.deepEqual(await page.evaluate<string[]>(A11Y_CHECK), [], 'the sign-in page');
   });
 });

@@ -205,6 +205,31 @@ for (const backend of backends()) {
       assert.equal(errorOf(none).code, 'missing_api_key');
     });
 
+    test("GET /api/v1/usage?endpoint= lists one endpoint's entries, and its cursors serve only that list", async () => {
+      const want = rows.filter((r) => r.endpoint === 'getCommunity').length;
+      const get = (url: string) => h.app.inject({ url, headers: { 'x-api-key': a.apiKey } });
+      const seen: Array<{ endpoint: string }> = [];
+      let cursor: string | null = null;
+      let first: string | null = null;
+      do {
+        const res = await get(`/api/v1/usage?endpoint=getCommunity&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        assert.equal(res.statusCode, 200, res.body);
+        const page = json<{ items: Array<{ endpoint: string }>; nextCursor: string | null }>(res);
+        seen.push(...page.items);
+        const next: string | null = page.nextCursor;
+        cursor = next;
+        first ??= next;
+      } while (cursor);
+      assert.equal(seen.length, want);
+      assert.ok(seen.every((e) => e.endpoint === 'getCommunity'));
+      // A cursor of the filtered list is refused on the unfiltered one and on another filter.
+      assert.ok(first, 'more than one page');
+      for (const q of ['', '&endpoint=getTweet']) {
+        const res = await get(`/api/v1/usage?cursor=${encodeURIComponent(first!)}${q}`);
+        assert.equal(errorOf(res).code, 'invalid_cursor', q);
+      }
+    });
+
     test('GET /api/v1/account shows the plan, the rate limit and the balance', async () => {
       const res = await h.app.inject({ url: '/api/v1/account', headers: { 'x-api-key': a.apiKey } });
       assert.equal(res.statusCode, 200, res.body);

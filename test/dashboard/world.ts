@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import type { Dialect } from '../../src/db/connect.js';
-import type { DemoSource } from '../../src/sources/demo/demo-source.js';
+import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample, type DemoSampleResult } from '../../src/sources/demo/sample.js';
 import type { Log } from '../../src/jobs/runner.js';
 import { startBackground, type Background } from '../../src/wiring/background.js';
@@ -64,7 +64,9 @@ export async function startGateway(backend: Dialect, env: Record<string, string>
     h,
     base,
     account,
-    sample: demoSample(h.deps.source as DemoSource, new Date()),
+    // The demo network is deterministic from its seed: a twin names the same ids as the source behind
+    // the gateway, even when that one is wrapped in simulated latency.
+    sample: demoSample(new DemoSource({ seed: h.config.source.demo.seed, userCount: h.config.source.demo.userCount }), new Date()),
     call,
     async close() {
       await background.stop();
@@ -79,7 +81,7 @@ export interface Browser {
 }
 
 /** Chromium from Debian's package with a fresh profile; nothing is downloaded. */
-export async function launchBrowser(opts: { width?: number; height?: number; downloads?: string } = {}): Promise<Browser> {
+export async function launchBrowser(opts: { width?: number; height?: number; downloads?: string; timezoneId?: string } = {}): Promise<Browser> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'sdg-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -88,6 +90,7 @@ export async function launchBrowser(opts: { width?: number; height?: number; dow
     viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 },
     acceptDownloads: true,
     ...(opts.downloads ? { downloadsPath: opts.downloads } : {}),
+    ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
   });
   return {
     context,

@@ -2,7 +2,7 @@
 // part of the account, picked by the URL's hash so that the server serves one document.
 import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, session, whenKeyRefused, type Single } from './api.js';
 import { CrawlPage } from './pages/crawl.js';
 import { ExportsPage } from './pages/exports.js';
@@ -89,6 +89,13 @@ function App(): VNode {
     }
     return () => removeEventListener('hashchange', onHash);
   }, []);
+
+  // A new page moves the focus to its content, so a keyboard or screen-reader user starts there.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) return void (first.current = false);
+    document.getElementById('main')?.focus();
+  }, [page]);
 
   useEffect(() => {
     const title = PAGES.find((p) => p.id === page)?.title ?? '';

@@ -34,22 +34,25 @@ export function usePaged<T>(load: (cursor: string | undefined) => Promise<Page<T
   const list = JSON.stringify(deps);
   const [stack, setStack] = useState<{ list: string; cursors: Array<string | undefined> }>({ list, cursors: [undefined] });
   const cursors = stack.list === list ? stack.cursors : [undefined];
-  const [page, setPage] = useState<Page<T>>();
-  const [error, setError] = useState<unknown>();
-  const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   const cursor = cursors[cursors.length - 1];
+  // Busy until the answer for exactly this list, page and reload has arrived (true from the very
+  // render that changed them, so aria-busy never claims a stale table is current).
+  const want = `${list}|${cursor ?? ''}|${tick}`;
+  const [done, setDone] = useState<{ key: string; page?: Page<T>; error?: unknown }>({ key: '' });
   useEffect(() => {
     let live = true;
-    setLoading(true);
     load(cursor).then(
-      (p) => live && (setPage(p), setError(undefined), setLoading(false)),
-      (e: unknown) => live && (setError(e), setLoading(false)),
+      (p) => live && setDone({ key: want, page: p }),
+      (e: unknown) => live && setDone((d) => ({ key: want, ...(d.page ? { page: d.page } : {}), error: e })),
     );
     return () => {
       live = false;
     };
-  }, [cursor, tick, list]);
+  }, [want]);
+  const page = done.page;
+  const error = done.error;
+  const loading = done.key !== want;
   const nextCursor = page?.nextCursor ?? undefined;
   return {
     page,

@@ -32,7 +32,7 @@ export function CrawlPage(): VNode {
       api<{ data: CrawlStatus }>('/social/v1/bulk-export/crawl-status')
         .then((r) => live && (setStatus(r.data), setError(undefined)), (e: unknown) => live && setError(e))
         .finally(() => {
-          if (live) timer = setTimeout(load, 5_000);
+          if (live) timer = setTimeout(load, 3_000);
         });
     load();
     return () => {

@@ -50,6 +50,17 @@ function NewKeyBox({ created, onDone }: { created: NewKey; onDone: () => void })
   </section>`;
 }
 
+/** The question before a revocation; the focus goes to Cancel, the safe answer, and Escape cancels. */
+function Confirm({ name, prefix, busy, onYes, onNo }: { name: string | null; prefix: string; busy: boolean; onYes: () => void; onNo: () => void }): VNode {
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => cancel.current?.focus(), []);
+  return html`<div class="confirm" role="group" aria-label=${`Confirm revoking ${name ?? prefix}`} onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onNo()}>
+    <span>Revoke${name ? html` “${name}”` : ' this key'}? Calls with it stop at once.</span>
+    <button type="button" class="danger" disabled=${busy} onClick=${onYes}>Yes, revoke</button>
+    <button type="button" ref=${cancel} onClick=${onNo}>Cancel</button>
+  </div>`;
+}
+
 export function KeysPage(): VNode {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<NewKey>();
@@ -113,11 +124,7 @@ export function KeysPage(): VNode {
                 ${k.revokedAt
                   ? null
                   : confirming === k.id
-                    ? html`<div class="confirm" role="group" aria-label=${`Confirm revoking ${k.name ?? k.prefix}`}>
-                        <span>Revoke${k.name ? html` “${k.name}”` : ' this key'}? Calls with it stop at once.</span>
-                        <button type="button" class="danger" disabled=${busy} onClick=${() => revoke(k)}>Yes, revoke</button>
-                        <button type="button" onClick=${() => setConfirming(undefined)}>Cancel</button>
-                      </div>`
+                    ? html`<${Confirm} name=${k.name} prefix=${k.prefix} busy=${busy} onYes=${() => revoke(k)} onNo=${() => setConfirming(undefined)} />`
                     : html`<button type="button" onClick=${() => setConfirming(k.id)} aria-label=${`Revoke ${k.name ?? k.prefix}`}>Revoke</button>`}
               </td>
             </tr>`,
