@@ -46,6 +46,15 @@ describe('retries and idempotency', () => {
     assert.ok(elapsed >= retries[0]!.delayMs, `the retry waited (${elapsed} ms)`);
   });
 
+  test('an AbortSignal ends the wait for a retry at once', async () => {
+    const a = await g.account({ rateLimitPerMinute: 6 });
+    await drain(a.apiKey);
+    const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
+    const t0 = Date.now();
+    await assert.rejects(client.hello({ signal: AbortSignal.timeout(200) }), (e: unknown) => (e as Error).name === 'TimeoutError');
+    assert.ok(Date.now() - t0 < 5_000, 'did not wait out Retry-After (10 s)');
+  });
+
   test('a Retry-After beyond the cap is not waited for: RateLimitedError with when to retry', async () => {
     const a = await g.account({ rateLimitPerMinute: 2 });
     await drain(a.apiKey);
