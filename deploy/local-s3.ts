@@ -7,6 +7,18 @@ import { createInterface } from 'node:readline';
 /** s3rver's fixed development credentials. */
 export const LOCAL_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
+/** The settings that point a gateway at a local S3 (credentials for the SDK's default chain). */
+export function localS3Env(endpoint: string, bucket: string): Record<string, string> {
+  return {
+    S3_BUCKET: bucket,
+    S3_ENDPOINT: endpoint,
+    S3_REGION: 'us-east-1',
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,
+  };
+}
+
 export interface LocalS3 {
   /** e.g. http://127.0.0.1:45123 */
   endpoint: string;
@@ -35,14 +47,7 @@ export async function startLocalS3(opts: { bucket?: string; port?: number; host?
     endpoint,
     bucket,
     pid: child.pid!,
-    env: {
-      S3_BUCKET: bucket,
-      S3_ENDPOINT: endpoint,
-      S3_REGION: 'us-east-1',
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,
-    },
+    env: localS3Env(endpoint, bucket),
     close: () =>
       new Promise<void>((res) => {
         if (child.exitCode !== null) return res();

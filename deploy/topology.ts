@@ -141,6 +141,11 @@ function roundRobinProxy(targets: string[]): Server {
   });
 }
 
+/** What every process of the topology shares: the store, Redis, the object store (as compose.yaml's gateways). */
+export function sharedEnv(o: Pick<TopologyOptions, 'databaseUrl' | 'redisUrl' | 'logLevel' | 'env'>, s3Env: Record<string, string>): Record<string, string> {
+  return { DATABASE_URL: o.databaseUrl, REDIS_URL: o.redisUrl, LOG_LEVEL: o.logLevel ?? 'warn', HOST: '127.0.0.1', ...s3Env, ...o.env };
+}
+
 export async function startTopology(o: TopologyOptions): Promise<Topology> {
   const started: RoleProcess[] = [];
   let s3: LocalS3 | undefined;
@@ -159,14 +164,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
       s3 = await startLocalS3();
       Object.assign(s3Env, s3.env);
     }
-    const env: Record<string, string> = {
-      DATABASE_URL: o.databaseUrl,
-      REDIS_URL: o.redisUrl,
-      LOG_LEVEL: o.logLevel ?? 'warn',
-      HOST: '127.0.0.1',
-      ...s3Env,
-      ...o.env,
-    };
+    const env = sharedEnv(o, s3Env);
     await run(['migrate'], env);
 
     const apis = await Promise.all(

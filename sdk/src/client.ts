@@ -8,6 +8,7 @@ import { metaOf, type Result } from './result.js';
 import type { paths } from './schema.js';
 import { defaultRetry, retryingFetch, type RetryEvent, type RetryOptions } from './transport.js';
 import type {
+  Account,
   ApiKey,
   Balance,
   Batch,
@@ -25,6 +26,7 @@ import type {
   QueryOf,
   SocialProfile,
   Tweet,
+  UsageSummary,
   WalletBalance,
   WatchlistAddItem,
   WatchlistEntry,
@@ -66,10 +68,12 @@ interface Fetched<B> {
 export const operationMethods: Record<OperationId, keyof SdgClient> = {
   getCreditsBalance: 'balance',
   createApiKey: 'createKey',
-  listApiKeys: 'listKeys',
+  listApiKeys: 'keys',
   revokeApiKey: 'revokeKey',
   listPlans: 'plans',
   listUsage: 'usage',
+  getUsageSummary: 'usageSummary',
+  getAccount: 'account',
   getUserByUsername: 'userByUsername',
   getTweet: 'tweet',
   getRetweeters: 'retweeters',
@@ -109,6 +113,16 @@ export class SdgClient {
     return this.single(this.api.GET('/api/v1/credits/balance', { signal: o.signal }));
   }
 
+  /** The calling account: its plan, rate limit and balance (free). */
+  account(o: CallOptions = {}): Promise<Result<Account>> {
+    return this.single(this.api.GET('/api/v1/account', { signal: o.signal }));
+  }
+
+  /** Calls and credits per endpoint per hour or day over [from, to), from the ledger (free). */
+  usageSummary(q: QueryOf<'getUsageSummary'>, o: CallOptions = {}): Promise<Result<UsageSummary>> {
+    return this.single(this.api.GET('/api/v1/usage/summary', { params: { query: q }, signal: o.signal }));
+  }
+
   /** The plans on offer (free). */
   plans(o: CallOptions = {}): Promise<Result<Plans>> {
     return this.single(this.api.GET('/api/v1/payments/plans', { signal: o.signal }));
@@ -119,10 +133,15 @@ export class SdgClient {
     return this.single(this.api.POST('/api/v1/api-keys', { body, signal: o.signal, headers: idem(o) }));
   }
 
-  /** The account's keys, never their secrets. */
-  async listKeys(o: CallOptions = {}): Promise<Result<ApiKey[]>> {
-    const r = await this.single(this.api.GET('/api/v1/api-keys', { signal: o.signal }));
-    return { ...r, data: r.data.keys };
+  /** One page of the account's keys, newest first, never their secrets. */
+  keysPage(q: PageQuery<'listApiKeys'> = {}, o: CallOptions = {}): Promise<Result<Page<ApiKey>>> {
+    return this.page(this.api.GET('/api/v1/api-keys', { params: { query: q }, signal: o.signal }));
+  }
+
+  /** All the account's keys, revoked ones included. */
+  keys(o: ListOptions<'listApiKeys'> = {}): Paginator<ApiKey> {
+    const { query, iterate, call } = split(o);
+    return new Paginator((cursor) => this.keysPage({ limit: 100, ...query, cursor }, call), iterate);
   }
 
   /** Revokes a key; it stops working at once. */

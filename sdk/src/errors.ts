@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'not_found'
   | 'export_not_ready'
   | 'idempotency_conflict'
+  | 'open_jobs_limit_reached'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
@@ -71,7 +72,7 @@ export class ProtectedAccountError extends SdgApiError {
 export class NotFoundError extends SdgApiError {
   override name = 'NotFoundError';
 }
-/** 409: an export not ready for download, or an Idempotency-Key reused with another request. */
+/** 409: an export not ready for download, an Idempotency-Key reused with another request, too many unfinished batches or exports. */
 export class ConflictError extends SdgApiError {
   override name = 'ConflictError';
 }
@@ -125,6 +126,7 @@ const byCode: Record<string, ApiErrorClass> = {
   not_found: NotFoundError,
   export_not_ready: ConflictError,
   idempotency_conflict: ConflictError,
+  open_jobs_limit_reached: ConflictError,
   rate_limited: RateLimitedError,
   upstream_error: UpstreamError,
   upstream_unavailable: UpstreamError,

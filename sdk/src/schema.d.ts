@@ -24,7 +24,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's API keys (never the secrets). */
+        /** The account's API keys, revoked ones included, newest first (never the secrets). Paginated: pass nextCursor as ?cursor=. */
         get: operations["listApiKeys"];
         put?: never;
         /** Creates an API key for the calling account. The key is shown once. */
@@ -78,6 +78,43 @@ export interface paths {
         };
         /** The account's ledger of grants and charges, newest first. */
         get: operations["listUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls and credits per endpoint per hour or day, summed from the ledger.
+         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls. Costs 0 credits.
+         */
+        get: operations["getUsageSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling account: plan, rate limit and balance. */
+        get: operations["getAccount"];
         put?: never;
         post?: never;
         delete?: never;
@@ -185,7 +222,7 @@ export interface paths {
         put?: never;
         /**
          * Requests an export of the tweets created in [startDate, endDate) (at most 24 h) by the accounts on the caller's watchlist.
-         * @description The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link.
+         * @description The export is written in the background as gzip JSON Lines, one Tweet per line, oldest first. Poll GET /social/v1/bulk-export/exports or /exports/latest, then ask /exports/{id}/download for a link. An account may have a limited number of unfinished exports (MAX_OPEN_EXPORTS_PER_ACCOUNT, default 5); beyond it the answer is 409 open_jobs_limit_reached, not charged.
          */
         post: operations["generateExport"];
         delete?: never;
@@ -205,7 +242,7 @@ export interface paths {
         put?: never;
         /**
          * Adds up to 100 accounts to the watchlist, in the background.
-         * @description Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes.
+         * @description Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes. An account may have a limited number of unfinished batches (MAX_OPEN_BATCHES_PER_ACCOUNT, default 10); beyond it the answer is 409 open_jobs_limit_reached, not charged.
          */
         post: operations["addWatchlistBatch"];
         delete?: never;
@@ -225,7 +262,7 @@ export interface paths {
         put?: never;
         /**
          * Removes up to 100 accounts from the watchlist, in the background.
-         * @description Poll GET /social/v1/bulk-export/watchlist/batch/{batchId}: each item ends removed or not_present.
+         * @description Poll GET /social/v1/bulk-export/watchlist/batch/{batchId}: each item ends removed or not_present. Unfinished batches (adds and removes) count against MAX_OPEN_BATCHES_PER_ACCOUNT (default 10): beyond it 409 open_jobs_limit_reached, not charged.
          */
         post: operations["removeWatchlistBatch"];
         delete?: never;
@@ -475,7 +512,11 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -489,20 +530,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            keys: {
-                                id: string;
-                                name: string | null;
-                                prefix: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                revokedAt: string | null;
-                            }[];
-                        };
-                        meta: {
-                            requestId: string;
-                            cached: boolean;
-                        };
+                        items: {
+                            id: string;
+                            name: string | null;
+                            prefix: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            revokedAt: string | null;
+                        }[];
+                        hasNextPage: boolean;
+                        nextCursor: string | null;
+                        requestId: string;
+                        cached: boolean;
                     };
                 };
             };
@@ -788,6 +827,8 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 limit?: number;
+                /** @description only this endpoint's charges (an operationId, e.g. getTweet) */
+                endpoint?: string;
             };
             header?: never;
             path?: never;
@@ -803,6 +844,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: {
+                            /** @description opaque id of the entry (led_…); says nothing about other accounts or volume */
                             id: string;
                             kind: "grant" | "charge";
                             /** @description positive for grants, negative for charges */
@@ -819,6 +861,194 @@ export interface operations {
                         nextCursor: string | null;
                         requestId: string;
                         cached: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getUsageSummary: {
+        parameters: {
+            query: {
+                /** @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive) */
+                from: string;
+                /** @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day */
+                to: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                            granularity: "hour" | "day";
+                            /** @description charged calls in the whole window */
+                            calls: number;
+                            /** @description credits charged in the whole window */
+                            credits: number;
+                            /** @description totals per endpoint over the window, most credits first */
+                            endpoints: {
+                                /** @description the route's operationId, e.g. getTweet */
+                                endpoint: string;
+                                calls: number;
+                                credits: number;
+                            }[];
+                            /** @description every bucket of the window in order, empty ones included */
+                            buckets: {
+                                /**
+                                 * Format: date-time
+                                 * @description in from's offset
+                                 */
+                                start: string;
+                                /**
+                                 * Format: date-time
+                                 * @description exclusive; the last bucket ends at to
+                                 */
+                                end: string;
+                                calls: number;
+                                credits: number;
+                                /** @description only endpoints with calls in this bucket */
+                                endpoints: {
+                                    /** @description the route's operationId, e.g. getTweet */
+                                    endpoint: string;
+                                    calls: number;
+                                    credits: number;
+                                }[];
+                            }[];
+                        };
+                        meta: {
+                            requestId: string;
+                            cached: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            planId: string;
+                            /** @description null when the plan is no longer configured */
+                            planName: string | null;
+                            /** @description requests a minute per key: the account's own figure, else its plan's */
+                            rateLimitPerMinute: number;
+                            balance: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                        meta: {
+                            requestId: string;
+                            cached: boolean;
+                        };
                     };
                 };
             };
@@ -1449,6 +1679,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -1878,6 +2109,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -1965,6 +2197,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         };
                         meta: {
                             requestId: string;
@@ -2148,6 +2381,7 @@ export interface operations {
                             startedAt: string | null;
                             completedAt: string | null;
                             error: string | null;
+                            expiredAt: string | null;
                         }[];
                         hasNextPage: boolean;
                         nextCursor: string | null;

@@ -6,14 +6,17 @@ import './formats.js';
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
 
-export const ProfileMetrics = Type.Object({
-  followers: Count,
-  following: Count,
-  tweets: Count,
-  listed: Count,
-  likes: Count,
-  media: Count,
-});
+export const ProfileMetrics = Type.Object(
+  {
+    followers: Count,
+    following: Count,
+    tweets: Count,
+    listed: Count,
+    likes: Count,
+    media: Count,
+  },
+  { title: 'ProfileMetrics' },
+);
 
 export const VerifiedType = Type.Union([
   Type.Literal('blue'),
@@ -40,18 +43,21 @@ export const SocialProfile = Type.Object(
     metrics: ProfileMetrics,
     pinnedTweetIds: Type.Array(Type.String()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'SocialProfile' },
 );
 export type SocialProfile = Static<typeof SocialProfile>;
 
-export const TweetMetrics = Type.Object({
-  retweets: Count,
-  replies: Count,
-  likes: Count,
-  quotes: Count,
-  views: Count,
-  bookmarks: Count,
-});
+export const TweetMetrics = Type.Object(
+  {
+    retweets: Count,
+    replies: Count,
+    likes: Count,
+    quotes: Count,
+    views: Count,
+    bookmarks: Count,
+  },
+  { title: 'TweetMetrics' },
+);
 
 // Element shapes inside entities and media are "not shown" in the specification; these follow
 // X API v2's entities with camelCase names, offsets in characters of `text`.
@@ -69,15 +75,18 @@ export const MentionEntity = Type.Object({
   start: Count,
   end: Count,
 });
-export const Media = Type.Object({
-  id: Type.String(),
-  type: Type.Union([Type.Literal('photo'), Type.Literal('video'), Type.Literal('animated_gif')]),
-  url: Nullable(Type.String()),
-  previewImageUrl: Nullable(Type.String()),
-  width: Type.Union([Count, Type.Null()]),
-  height: Type.Union([Count, Type.Null()]),
-  altText: Nullable(Type.String()),
-});
+export const Media = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.Union([Type.Literal('photo'), Type.Literal('video'), Type.Literal('animated_gif')]),
+    url: Nullable(Type.String()),
+    previewImageUrl: Nullable(Type.String()),
+    width: Type.Union([Count, Type.Null()]),
+    height: Type.Union([Count, Type.Null()]),
+    altText: Nullable(Type.String()),
+  },
+  { title: 'Media' },
+);
 
 export const Tweet = Type.Object(
   {
@@ -99,11 +108,11 @@ export const Tweet = Type.Object(
     quotedTweetId: Nullable(Type.String()),
     retweetedTweetId: Nullable(Type.String()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Tweet' },
 );
 export type Tweet = Static<typeof Tweet>;
 
-export const CommunityRule = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() });
+export const CommunityRule = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() }, { title: 'CommunityRule' });
 export const Community = Type.Object(
   {
     id: Type.String({ pattern: '^[0-9]+$' }),
@@ -118,6 +127,6 @@ export const Community = Type.Object(
     bannerUrl: Nullable(Type.String()),
     creatorId: Nullable(Type.String()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Community' },
 );
 export type Community = Static<typeof Community>;

@@ -8,10 +8,10 @@ import { LocalObjectStore } from '../objects/local-object-store.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { batchJobKind } from '../watchlist/batch-job.js';
 import { crawlJobKind } from '../crawl/crawl-job.js';
-import { crawlTick } from '../crawl/crawl-scheduler.js';
+import { crawlSchedulerTask } from '../crawl/crawl-log.js';
 import { exportJobKind } from '../exports/export-job.js';
 import { retentionTask as exportRetentionTask } from '../exports/export-retention.js';
-import { defaultRetryPolicy } from '../sources/source-calls.js';
+import { defaultRetryPolicy } from '../sources/resilience.js';
 import { Wakeups } from '../jobs/wakeups.js';
 import { retentionTask } from '../jobs/retention.js';
 import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
@@ -42,21 +42,20 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
   if (roles.includes('scheduler')) {
     const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
     runners.push(
-      new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }, retentionTask(deps, log), exportRetention], {
-        pollMs: deps.config.jobs.pollMs,
-        owner,
-        log,
-      }),
+      new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], { pollMs: deps.config.jobs.pollMs, owner, log }),
     );
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {
     for (const r of runners) r.wake();
   });
   for (const r of runners) r.start();
+  const started = roles.filter((r) => r === 'worker' || r === 'scheduler');
+  if (started.length > 0) log.info({ roles: started, owner, pollMs: deps.config.jobs.pollMs }, `${started.join(' and ')} started`);
   return {
     async stop() {
       unsubscribe();
       await Promise.all(runners.map((r) => r.stop()));
+      if (started.length > 0) log.info({ roles: started }, `${started.join(' and ')} stopped`);
     },
   };
 }

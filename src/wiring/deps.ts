@@ -55,7 +55,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const source = o.source ?? (await buildSource(config, store));
   const tweetStore = o.tweetStore ?? tweetStoreFor(store);
   const crawlPages = o.crawlPages ?? crawlPagesFor(store);
-  const meter = o.meter ?? meterStoreFor(store);
+  const meter = o.meter ?? meterStoreFor(store, { leaseSeconds: config.credits.leaseSeconds });
   return {
     config,
     store,
@@ -85,7 +85,8 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   };
 }
 
-export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store'> & Partial<Pick<Deps, 'bulk'>>): Promise<void> {
+export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store' | 'meter'> & Partial<Pick<Deps, 'bulk'>>): Promise<void> {
+  await deps.meter.close?.();
   await deps.rateLimiter.close?.();
   deps.bulk?.objects.close?.();
   await deps.store.close();

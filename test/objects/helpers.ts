@@ -3,7 +3,7 @@
 // demo network on an injected clock that starts at the real time (presigned URLs are checked by the
 // S3 server against its own clock), and an export of one watched account's last day.
 import assert from 'node:assert/strict';
-import { defaultRetryPolicy } from '../../src/sources/source-calls.js';
+import { defaultRetryPolicy } from '../../src/sources/resilience.js';
 import type { Dialect } from '../../src/db/connect.js';
 import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample } from '../../src/sources/demo/sample.js';

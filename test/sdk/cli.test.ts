@@ -78,15 +78,19 @@ describe('sdg-client', () => {
   });
 
   test('profile, balance, usage, plans and keys, as text and as JSON', async () => {
-    const [profile, profileText, balance, usage, plans, created] = await Promise.all([
+    const [profile, profileText, balance, usage, plans, created, account, summary] = await Promise.all([
       cli(['profile', g.sample.usernames[1]!, '--json'], env),
       cli(['profile', `@${g.sample.usernames[1]}`], env),
       cli(['balance', '--json'], env),
       cli(['usage', '--json', '--max', '2'], env),
       cli(['plans'], env),
       cli(['keys', 'create', '--name', 'from-cli', '--json'], env),
+      cli(['account', '--json'], env),
+      cli(['usage', '--summary', '--json'], env),
     ]);
-    for (const r of [profile, profileText, balance, usage, plans, created]) assert.equal(r.code, 0, r.stderr);
+    for (const r of [profile, profileText, balance, usage, plans, created, account, summary]) assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(account.stdout).id, a.accountId);
+    assert.equal(JSON.parse(summary.stdout).granularity, 'hour');
     assert.equal(JSON.parse(profile.stdout).id, g.sample.userIds[1]);
     assert.match(profileText.stdout, new RegExp(`^@${g.sample.usernames[1]} \\(`));
     assert.match(profileText.stderr, /100 credits charged/);

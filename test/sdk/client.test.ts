@@ -99,15 +99,24 @@ describe('SdgClient', () => {
     assert.equal((await client.balance()).data.balance, before - 400);
   });
 
-  test('account: plans, keys created, listed and revoked, the usage ledger to its end', async () => {
+  test('account: the account, plans, keys created, listed and revoked, the usage ledger to its end and summed', async () => {
+    const me = await client.account();
+    assert.equal(me.data.id, a.accountId);
+    assert.equal(me.data.balance, (await client.balance()).data.balance);
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const summary = await client.usageSummary({ from: new Date(Date.now() - 3_600_000).toISOString(), to, granularity: 'hour' });
+    const charged = (await client.usage().toArray()).filter((e) => e.kind === 'charge');
+    assert.equal(summary.data.credits, -charged.reduce((n, e) => n + e.amount, 0));
+    assert.equal(summary.data.calls, charged.length);
     const plans = await client.plans();
     assert.ok(plans.data.plans.length >= 1);
     const created = await client.createKey({ name: 'sdk-test' });
     assert.match(created.data.key ?? '', /\S{20,}/);
     const other = new SdgClient({ apiKey: created.data.key!, baseUrl: g.url });
     assert.equal((await other.hello()).data.accountId, a.accountId);
-    const keys = await client.listKeys();
-    assert.ok(keys.data.some((k) => k.id === created.data.id && k.revokedAt === null));
+    const keys = client.keys({ limit: 1 });
+    assert.ok((await keys.toArray()).some((k) => k.id === created.data.id && k.revokedAt === null));
+    assert.ok(keys.pages >= 2, 'paged to the end');
     const revoked = await client.revokeKey(created.data.id);
     assert.ok(revoked.data.revokedAt);
     await assert.rejects(other.hello(), AuthenticationError);

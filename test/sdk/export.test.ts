@@ -61,7 +61,7 @@ describe('export helpers', () => {
       const res = await fetch(input, init);
       if (!new Request(input, init).url.includes('/downloads/')) return res;
       const body = new Uint8Array(await res.arrayBuffer());
-      body[body.length - 1] ^= 0xff;
+      body[body.length - 1] = body[body.length - 1]! ^ 0xff;
       altered++;
       return new Response(body, { status: 200, headers: res.headers });
     };

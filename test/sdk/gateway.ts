@@ -4,7 +4,7 @@
 import { StaticWalletService } from '../../src/connectors/wallet/index.js';
 import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample, type DemoSampleResult } from '../../src/sources/demo/sample.js';
-import { defaultRetryPolicy } from '../../src/sources/source-calls.js';
+import { defaultRetryPolicy } from '../../src/sources/resilience.js';
 import { startBackground, type Background } from '../../src/wiring/background.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { freePort } from '../helpers/processes.js';

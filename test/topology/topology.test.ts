@@ -103,13 +103,15 @@ describe('the topology: 2 API processes, a worker and a scheduler on Postgres, R
   test('the rate limit is shared: 10 a minute over both processes, not 10 each', async () => {
     const a = await account(1_000, 10);
     const statuses: Array<[number, number]> = [];
-    for (let i = 0; i < 20; i++) {
+    const t0 = Date.now();
+    for (let i = 0; i < 30; i++) {
       const which = i % 2;
       statuses.push([which, (await api(which ? api2 : api1, a.apiKey, 'GET', '/echo/v1/hello')).status]);
     }
     const ok = statuses.filter(([, s]) => s === 200).length;
-    // One token may refill (every 6 s) while the 20 calls run.
-    assert.ok(ok >= 10 && ok <= 11, JSON.stringify(statuses));
+    // A token refills every 6 s while the calls run; limits kept per process would let 20 through.
+    const refills = Math.ceil((Date.now() - t0) / 6_000);
+    assert.ok(ok >= 10 && ok <= 10 + refills, `${ok} passed in ${Date.now() - t0} ms: ${JSON.stringify(statuses)}`);
     assert.ok(statuses.some(([w, s]) => w === 0 && s === 429) && statuses.some(([w, s]) => w === 1 && s === 429), JSON.stringify(statuses));
   });
 
@@ -117,9 +119,9 @@ describe('the topology: 2 API processes, a worker and a scheduler on Postgres, R
   let first: { id: string; sha256: string; sizeBytes: number; tweetCount: number };
   let owner: { accountId: string; apiKey: string };
 
-  test('a batch added through one process is read through the other; an export made through one downloads from the link the other gives', async () => {
+  test('a batch added through one process is read through the other; an export made through one downloads from the link the other gives', async (tc) => {
     owner = await account(1_000, 1_000_000);
-    const watched = userIds.slice(0, 4);
+    const watched = userIds.slice(0, 5);
     const b = await api(api1, owner.apiKey, 'POST', `${BASE}/watchlist/batch`, { items: watched.map((socialUserId) => ({ socialUserId })) });
     assert.equal(b.status, 202, JSON.stringify(b.body));
     const batchId = data<{ batchId: string }>(b).batchId;
@@ -142,7 +144,9 @@ describe('the topology: 2 API processes, a worker and a scheduler on Postgres, R
       const r = data<{ status: string; id: string; sha256: string; sizeBytes: number; tweetCount: number }>(await api(api2, owner.apiKey, 'GET', `${BASE}/exports/${id}`));
       return r.status === 'completed' && r;
     });
-    assert.ok(first.tweetCount >= 6, `${first.tweetCount} tweets: enough pages to interrupt`);
+    tc.diagnostic(`export of ${first.tweetCount} tweets`);
+    // Pages of 2, 150 ms apart: over a second of writing to interrupt.
+    assert.ok(first.tweetCount >= 16, `${first.tweetCount} tweets: enough pages to interrupt`);
     const link = data<{ url: string; sha256: string }>(await api(api2, owner.apiKey, 'GET', `${BASE}/exports/${id}/download`));
     assert.ok(link.url.startsWith(`${t.s3!.endpoint}/`), link.url);
     const file = await fetch(link.url);

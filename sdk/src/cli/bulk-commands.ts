@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { WatchlistAddItem } from '../types.js';
 import { contextOf, usageError } from './context.js';
-import { bar, Lines, note, printJson } from './output.js';
+import { Lines, note, printJson, withBar } from './output.js';
 
 /** Names or ids from the arguments and/or a file (one a line; blank lines and # comments skipped). */
 async function collect(args: string[], file: string | undefined): Promise<string[]> {
@@ -36,9 +36,9 @@ export function registerBulkCommands(program: Command): void {
         if (bad) throw usageError(`--ids takes numeric user ids; got ${bad}.`);
       }
       const items: WatchlistAddItem[] = accounts.map((a) => (flags.ids ? { socialUserId: a } : { username: a.replace(/^@/, '') }));
-      const progress = bar(ctx.out, 'watchlist add {value}/{total} accounts', items.length);
-      const r = await ctx.client.addAllToWatchlist(items, { onProgress: (p) => progress.update(p.done) });
-      progress.stop();
+      const r = await withBar(ctx.out, 'watchlist add {value}/{total} accounts', items.length, (progress) =>
+        ctx.client.addAllToWatchlist(items, { onProgress: (p) => progress.update(p.done) }),
+      );
       if (ctx.out.json) return printJson({ counts: r.counts, items: r.items, batchIds: r.batches.map((b) => b.batchId) });
       for (const item of r.items) if (item.status !== 'added' && item.status !== 'already_present') note(`${item.username ?? item.socialUserId}: ${item.status}${item.error ? ` (${item.error})` : ''}`);
       process.stdout.write(`${Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
@@ -106,18 +106,18 @@ export function registerBulkCommands(program: Command): void {
     .action(async (flags: { start: string; end: string; output?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
-      const waiting = bar(ctx.out, 'export {id}: {status}', 1);
-      await ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) });
-      waiting.stop();
+      await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
+        ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
+      );
       const path = flags.output ?? `export-${queued.id}.jsonl.gz`;
-      const download = bar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0);
-      const file = await ctx.client.downloadExport(queued.id, path, {
-        onDownloadProgress: (p) => {
-          if (p.totalBytes) download.setTotal(p.totalBytes);
-          download.update(p.bytes);
-        },
-      });
-      download.stop();
+      const file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (download) =>
+        ctx.client.downloadExport(queued.id, path, {
+          onDownloadProgress: (p) => {
+            if (p.totalBytes) download.setTotal(p.totalBytes);
+            download.update(p.bytes);
+          },
+        }),
+      );
       const { data: record } = await ctx.client.getExport(queued.id);
       if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
       process.stdout.write(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);

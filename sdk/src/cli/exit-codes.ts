@@ -28,7 +28,7 @@ export const exitCodes = {
   notFound: 6,
   /** A protected account's timeline (403). */
   forbidden: 7,
-  /** An export not ready, or an Idempotency-Key reused for another request (409). */
+  /** An export not ready, an Idempotency-Key reused for another request, too many unfinished jobs (409). */
   conflict: 8,
   /** The gateway's data source failed or the gateway is unavailable (502, 503, 504). */
   upstream: 9,

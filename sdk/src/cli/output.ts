@@ -14,8 +14,11 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+let barShown = false;
+
 export function note(line: string): void {
-  process.stderr.write(`${line}\n`);
+  // A note while a bar is drawn starts on a line of its own; the bar redraws below it.
+  process.stderr.write(`${barShown ? '\n' : ''}${line}\n`);
 }
 
 export function creditsNote(out: Output, credits: Credits | undefined, charged = credits?.charged): void {
@@ -50,13 +53,27 @@ export interface Bar {
 
 const none: Bar = { update: () => undefined, setTotal: () => undefined, stop: () => undefined };
 
-export function bar(out: Output, format: string, total = 0): Bar {
+function bar(out: Output, format: string, total: number): Bar {
   if (!out.progress || !process.stderr.isTTY) return none;
   const b = new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
   b.start(total, 0, {});
+  barShown = true;
   return {
     update: (v, p) => b.update(v, p ?? {}),
     setTotal: (t) => b.setTotal(t),
-    stop: () => b.stop(),
+    stop: () => {
+      b.stop();
+      barShown = false;
+    },
   };
+}
+
+/** Runs `fn` with a progress bar that is stopped however it ends (a running bar keeps the process alive). */
+export async function withBar<T>(out: Output, format: string, total: number, fn: (bar: Bar) => Promise<T>): Promise<T> {
+  const b = bar(out, format, total);
+  try {
+    return await fn(b);
+  } finally {
+    b.stop();
+  }
 }

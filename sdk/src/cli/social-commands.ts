@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Paginator } from '../paginate.js';
 import { contextOf, intOption, type Context } from './context.js';
-import { bar, creditsNote, Lines, printJson, note } from './output.js';
+import { creditsNote, Lines, printJson, note, withBar } from './output.js';
 
 interface ListFlags {
   output?: string;
@@ -13,14 +13,14 @@ interface ListFlags {
 async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string): Promise<void> {
   const lines = new Lines(flags.output);
   const max = intOption('--max', flags.max);
-  const progress = bar(ctx.out, `${what} {value}${max ? '/{total}' : ''} | {credits} credits`, max ?? 0);
   try {
-    for await (const item of list) {
-      await lines.write(item);
-      progress.update(lines.count, { credits: list.creditsCharged });
-    }
+    await withBar(ctx.out, `${what} {value}${max ? '/{total}' : ''} | {credits} credits`, max ?? 0, async (progress) => {
+      for await (const item of list) {
+        await lines.write(item);
+        progress.update(lines.count, { credits: list.creditsCharged });
+      }
+    });
   } finally {
-    progress.stop();
     await lines.close();
   }
   const summary = { count: lines.count, pages: list.pages, creditsCharged: list.creditsCharged, creditsRemaining: list.creditsRemaining ?? null, file: flags.output ?? null };

@@ -17,7 +17,7 @@ export const LedgerEntry = Type.Object({
   endpoint: Type.Union([Type.String(), Type.Null()]),
   note: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'UsageRecord' });
 
 const UsageQuery = Type.Object(
   { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)" })) },
@@ -39,9 +39,11 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
         operationId: 'listUsage',
         tags: ['account'],
         summary: "The account's ledger of grants and charges, newest first.",
+        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. ?endpoint= keeps one operation’s entries.',
         querystring: UsageQuery,
-        response: { 200: paginated(LedgerEntry) },
+        response: { 200: paginated(LedgerEntry, 'One page of ledger entries.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;

@@ -17,9 +17,12 @@ export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'c
         operationId: 'getExportDownload',
         tags: ['bulk-export'],
         summary: 'A download link for a completed export: it needs no API key and works until expiresAt.',
-        params: Type.Object({ id: NumericId }, { additionalProperties: false }),
-        response: { 200: single(DownloadLink) },
+        description:
+          'The link is signed and expires (15 minutes by default); ask again for a fresh one. Check the file against sha256. An export that is not completed is 409 export_not_ready (details.status); another account’s export is 404 not_found.',
+        params: Type.Object({ id: Type.String({ pattern: NumericId.pattern, description: 'the export’s id', examples: ['5764607523034234881'] }) }, { additionalProperties: false }),
+        response: { 200: single(DownloadLink, 'The download link.') },
       },
+      config: { errors: ['not_found', 'export_not_ready'] },
     },
     async (request) => {
       const row = await findAccountExport(deps.store.db, request.auth!.accountId, request.params.id);
