@@ -70,6 +70,7 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
         querystring: PageQuery,
         response: { 200: paginated(ApiKeyView, 'One page of the account’s keys.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;

@@ -39,6 +39,7 @@ export function registerAddWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 'c
         body: AddWatchlistBody,
         response: { 202: single(BatchRecord, 'The batch, queued: poll it for the outcome of each item.') },
       },
+      config: { errors: ['open_jobs_limit_reached'] },
     },
     async (request, reply) => {
       const items = request.body.items;

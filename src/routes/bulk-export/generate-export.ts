@@ -33,7 +33,7 @@ export function registerGenerateExport(app: App, deps: Pick<Deps, 'bulk' | 'conf
         body: GenerateExportBody,
         response: { 202: single(ExportRecord, 'The export, queued.') },
       },
-      config: { errors: ['invalid_date_range'] },
+      config: { errors: ['invalid_date_range', 'open_jobs_limit_reached'] },
     },
     async (request, reply) => {
       const range = parseExportRange(request.body.startDate, request.body.endDate);

@@ -22,7 +22,7 @@ export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'c
         params: Type.Object({ id: Type.String({ pattern: NumericId.pattern, description: 'the export’s id', examples: ['5764607523034234881'] }) }, { additionalProperties: false }),
         response: { 200: single(DownloadLink, 'The download link.') },
       },
-      config: { errors: ['not_found', 'export_not_ready'] },
+      config: { errors: ['not_found', 'export_not_ready', 'export_expired'] },
     },
     async (request) => {
       const row = await findAccountExport(deps.store.db, request.auth!.accountId, request.params.id);

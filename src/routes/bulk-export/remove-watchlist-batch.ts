@@ -23,6 +23,7 @@ export function registerRemoveWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' |
         body: RemoveWatchlistBody,
         response: { 202: single(BatchRecord, 'The batch, queued: poll it for the outcome of each item.') },
       },
+      config: { errors: ['open_jobs_limit_reached'] },
     },
     async (request, reply) => {
       const id = newBatchId();
