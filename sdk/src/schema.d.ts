@@ -9,7 +9,9 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description **Cost:** free (0 credits).
+         * @description The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.
+         *
+         *     **Cost:** free (0 credits).
          */
         get: operations["getAccount"];
         put?: never;
@@ -145,7 +147,7 @@ export interface paths {
         };
         /**
          * Calls and credits per endpoint per hour or day, summed from the ledger.
-         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls. Costs 0 credits.
+         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.
          *
          *     **Cost:** free (0 credits).
          */
@@ -536,6 +538,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Account */
+        Account: {
+            id: string;
+            name: string;
+            planId: string;
+            /** @description null when the plan is no longer configured */
+            planName: string | null;
+            /** @description requests a minute per key: the account's own figure, else its plan's */
+            rateLimitPerMinute: number;
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
         /**
          * ApiKey
          * @example {
@@ -1084,6 +1099,32 @@ export interface components {
             views: number;
             bookmarks: number;
         };
+        /** UsageBucket */
+        UsageBucket: {
+            /**
+             * Format: date-time
+             * @description in from's offset
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description exclusive; the last bucket ends at to
+             */
+            end: string;
+            calls: number;
+            credits: number;
+            /** @description only endpoints with calls in this bucket */
+            endpoints: components["schemas"]["UsageCount"][];
+        };
+        /** UsageCount */
+        UsageCount: {
+            /** @description the route's operationId, e.g. getTweet */
+            endpoint: string;
+            /** @description charged calls */
+            calls: number;
+            /** @description credits charged */
+            credits: number;
+        };
         /**
          * UsageRecord
          * @example {
@@ -1112,6 +1153,23 @@ export interface components {
             note: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        /** UsageSummary */
+        UsageSummary: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            /** @description charged calls in the whole window */
+            calls: number;
+            /** @description credits charged in the whole window */
+            credits: number;
+            /** @description totals per endpoint over the window, most credits first */
+            endpoints: components["schemas"]["UsageCount"][];
+            /** @description every bucket of the window in order, empty ones included */
+            buckets: components["schemas"]["UsageBucket"][];
         };
         /** WalletBalance */
         WalletBalance: {
@@ -1758,7 +1816,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested record. */
+            /** @description The account. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1788,18 +1846,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            id: string;
-                            name: string;
-                            planId: string;
-                            /** @description null when the plan is no longer configured */
-                            planName: string | null;
-                            /** @description requests a minute per key: the account's own figure, else its plan's */
-                            rateLimitPerMinute: number;
-                            balance: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
+                        data: components["schemas"]["Account"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2121,7 +2168,7 @@ export interface operations {
                 limit?: number;
                 /**
                  * @description only this endpoint's charges (an operationId, e.g. getTweet)
-                 * @example text
+                 * @example getTweet
                  */
                 endpoint?: string;
             };
@@ -2187,15 +2234,18 @@ export interface operations {
             query: {
                 /**
                  * @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive)
-                 * @example text
+                 * @example 2026-11-20T00:00:00+01:00
                  */
                 from: string;
                 /**
                  * @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day
-                 * @example text
+                 * @example 2026-11-27T00:00:00+01:00
                  */
                 to: string;
-                /** @example hour */
+                /**
+                 * @description the width of a bucket
+                 * @example day
+                 */
                 granularity?: "hour" | "day";
             };
             header?: never;
@@ -2204,7 +2254,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested record. */
+            /** @description Calls and credits per bucket and endpoint. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2254,47 +2304,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            from: string;
-                            /** Format: date-time */
-                            to: string;
-                            /** @enum {string} */
-                            granularity: "hour" | "day";
-                            /** @description charged calls in the whole window */
-                            calls: number;
-                            /** @description credits charged in the whole window */
-                            credits: number;
-                            /** @description totals per endpoint over the window, most credits first */
-                            endpoints: {
-                                /** @description the route's operationId, e.g. getTweet */
-                                endpoint: string;
-                                calls: number;
-                                credits: number;
-                            }[];
-                            /** @description every bucket of the window in order, empty ones included */
-                            buckets: {
-                                /**
-                                 * Format: date-time
-                                 * @description in from's offset
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description exclusive; the last bucket ends at to
-                                 */
-                                end: string;
-                                calls: number;
-                                credits: number;
-                                /** @description only endpoints with calls in this bucket */
-                                endpoints: {
-                                    /** @description the route's operationId, e.g. getTweet */
-                                    endpoint: string;
-                                    calls: number;
-                                    credits: number;
-                                }[];
-                            }[];
-                        };
+                        data: components["schemas"]["UsageSummary"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
