@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description The account the X-API-Key belongs to: its name, plan, the rate limit that applies to each of its keys and to the account as a whole (requests a minute), and its balance in credits.
+         * @description The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.
          *
          *     **Cost:** free (0 credits).
          */
@@ -147,7 +147,7 @@ export interface paths {
         };
         /**
          * Calls and credits per endpoint per hour or day, summed from the ledger.
-         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls. Costs 0 credits.
+         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.
          *
          *     **Cost:** free (0 credits).
          */
@@ -538,6 +538,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Account */
+        Account: {
+            id: string;
+            name: string;
+            planId: string;
+            /** @description null when the plan is no longer configured */
+            planName: string | null;
+            /** @description requests a minute per key: the account's own figure, else its plan's */
+            rateLimitPerMinute: number;
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
         /**
          * ApiKey
          * @example {
@@ -1086,6 +1099,32 @@ export interface components {
             views: number;
             bookmarks: number;
         };
+        /** UsageBucket */
+        UsageBucket: {
+            /**
+             * Format: date-time
+             * @description in from's offset
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description exclusive; the last bucket ends at to
+             */
+            end: string;
+            calls: number;
+            credits: number;
+            /** @description only endpoints with calls in this bucket */
+            endpoints: components["schemas"]["UsageCount"][];
+        };
+        /** UsageCount */
+        UsageCount: {
+            /** @description the route's operationId, e.g. getTweet */
+            endpoint: string;
+            /** @description charged calls */
+            calls: number;
+            /** @description credits charged */
+            credits: number;
+        };
         /**
          * UsageRecord
          * @example {
@@ -1128,34 +1167,9 @@ export interface components {
             /** @description credits charged in the whole window */
             credits: number;
             /** @description totals per endpoint over the window, most credits first */
-            endpoints: {
-                /** @description the route's operationId, e.g. getTweet */
-                endpoint: string;
-                calls: number;
-                credits: number;
-            }[];
+            endpoints: components["schemas"]["UsageCount"][];
             /** @description every bucket of the window in order, empty ones included */
-            buckets: {
-                /**
-                 * Format: date-time
-                 * @description in from's offset
-                 */
-                start: string;
-                /**
-                 * Format: date-time
-                 * @description exclusive; the last bucket ends at to
-                 */
-                end: string;
-                calls: number;
-                credits: number;
-                /** @description only endpoints with calls in this bucket */
-                endpoints: {
-                    /** @description the route's operationId, e.g. getTweet */
-                    endpoint: string;
-                    calls: number;
-                    credits: number;
-                }[];
-            }[];
+            buckets: components["schemas"]["UsageBucket"][];
         };
         /** WalletBalance */
         WalletBalance: {
@@ -1802,7 +1816,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The calling account. */
+            /** @description The account. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1832,18 +1846,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            id: string;
-                            name: string;
-                            planId: string;
-                            /** @description null when the plan is no longer configured */
-                            planName: string | null;
-                            /** @description requests a minute per key: the account's own figure, else its plan's */
-                            rateLimitPerMinute: number;
-                            balance: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
+                        data: components["schemas"]["Account"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2165,7 +2168,7 @@ export interface operations {
                 limit?: number;
                 /**
                  * @description only this endpoint's charges (an operationId, e.g. getTweet)
-                 * @example text
+                 * @example getTweet
                  */
                 endpoint?: string;
             };
@@ -2231,16 +2234,16 @@ export interface operations {
             query: {
                 /**
                  * @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive)
-                 * @example 2025-01-31T00:00:00+01:00
+                 * @example 2026-11-20T00:00:00+01:00
                  */
                 from: string;
                 /**
                  * @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day
-                 * @example 2025-02-07T00:00:00+01:00
+                 * @example 2026-11-27T00:00:00+01:00
                  */
                 to: string;
                 /**
-                 * @description the size of each bucket
+                 * @description the width of a bucket
                  * @example day
                  */
                 granularity?: "hour" | "day";
