@@ -1,17 +1,21 @@
 import { startBackground } from '../wiring/background.js';
 import type { Config } from '../config/config.js';
+import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
-import { startReservationSweeper } from '../credits/reservation-sweeper.js';
+import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 
-/** Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT. */
-export async function serve(config: Config): Promise<void> {
+/**
+ * Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT.
+ * `logStream`: where log lines go (default: JSON lines on stdout).
+ */
+export async function serve(config: Config, opts: { logStream?: DestinationStream } = {}): Promise<void> {
   const deps = await buildDeps(config);
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });
-    const sweeper = startReservationSweeper(deps, { onError: (err) => app.log.warn({ err }, 'reservation sweep failed') });
+    const sweeper = startLeaseSweeper(deps.meter, { everyMs: config.credits.sweepSeconds * 1000, onError: (err) => app.log.warn({ err }, 'credit lease sweep failed') });
     stops.push(async () => sweeper.stop());
   }
   if (config.roles.includes('worker') || config.roles.includes('scheduler')) {

@@ -107,6 +107,8 @@ const codeMeaning: Record<ErrorCode, string> = {
   export_not_ready: 'the export has not completed (details.status)',
   idempotency_conflict: 'the Idempotency-Key was used with another request, or its first request is still running',
   key_limit_reached: 'the account holds its plan’s number of active keys (details.limit)',
+  open_jobs_limit_reached: 'the account has its limit of unfinished batches or exports (details.limit, details.open); wait for one to finish',
+  export_expired: 'the export’s file was removed under the retention policy (details.expiredAt); generate it again',
   payload_too_large: 'the body is larger than 1 MiB',
   unsupported_media_type: 'the body is not sent as application/json',
   rate_limited: 'too many requests; wait Retry-After seconds (details.scope says which limit)',

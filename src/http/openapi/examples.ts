@@ -79,6 +79,7 @@ const examples: Record<string, unknown> = {
     startedAt: '2025-02-01T00:05:01.000Z',
     completedAt: '2025-02-01T00:05:09.000Z',
     error: null,
+    expiredAt: null,
   },
   DownloadLink: {
     id: '5764607523034234881',
@@ -164,6 +165,8 @@ const errorMessages: Record<ErrorCode, [message: string, details?: Json]> = {
   export_not_ready: ['Export 5764607523034234881 is running, not completed; a link is available once it completes.', { status: 'running' }],
   idempotency_conflict: ['This Idempotency-Key was used for another request.'],
   key_limit_reached: ['This account holds 5 active API keys, its plan’s limit of 5; revoke one to create another.', { active: 5, limit: 5 }],
+  open_jobs_limit_reached: ['This account already has 5 unfinished exports, its limit of 5; wait for one to complete.', { limit: 5, open: 5 }],
+  export_expired: ['Export 5764607523034234881 has expired: its file was removed under the retention policy, and only its record is kept. Generate the export again.', { expiredAt: '2025-02-08T00:00:00.000Z' }],
   payload_too_large: ['The body is larger than 1 MiB.'],
   unsupported_media_type: ['Send the body as JSON with Content-Type: application/json.'],
   rate_limited: ['Rate limit of 600 requests a minute reached; retry in 12 s.', { scope: 'key', retryAfterSeconds: 12 }],

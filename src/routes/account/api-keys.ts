@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
+import { createKey, keysPage, revokeKey, type KeyPosition } from '../../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
-import { single } from '../../http/schemas.js';
+import { PageQuery, paginated, single } from '../../http/schemas.js';
+import { keysetPage } from '../../pagination/keyset-page.js';
 
 export const NewApiKey = Type.Object({
   id: Type.String(),
@@ -33,7 +34,7 @@ function withoutSecret(body: string): string {
   return JSON.stringify(answer);
 }
 
-export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys' | 'store'>): void {
+export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'cursors' | 'keys' | 'store'>): void {
   app.post(
     '/api/v1/api-keys',
     {
@@ -64,12 +65,21 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys
       schema: {
         operationId: 'listApiKeys',
         tags: ['account'],
-        summary: "The account's API keys (never the secrets).",
-        description: 'Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it).',
-        response: { 200: single(Type.Object({ keys: Type.Array(ApiKeyView) }), 'The account’s keys.') },
+        summary: "The account's API keys, revoked ones included, newest first (never the secrets).",
+        description: 'Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it). Paginated: pass nextCursor as ?cursor=.',
+        querystring: PageQuery,
+        response: { 200: paginated(ApiKeyView, 'One page of the account’s keys.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
-    async (request) => ({ data: { keys: await listKeys(deps.store.db, request.auth!.accountId) }, meta: { requestId: request.id, cached: false } }),
+    async (request) => {
+      const accountId = request.auth!.accountId;
+      const limit = request.query.limit ?? 20;
+      const list = `api-keys:${accountId}`;
+      const before = request.query.cursor ? deps.cursors.decode<KeyPosition>(list, request.query.cursor) : undefined;
+      const rows = await keysPage(deps.store.db, accountId, limit, before && { createdAt: String(before.createdAt), id: String(before.id) });
+      return keysetPage(request, deps.cursors, list, rows, limit, (k) => k, (k) => ({ createdAt: k.createdAt, id: k.id }) satisfies KeyPosition);
+    },
   );
 
   app.delete(

@@ -23,6 +23,7 @@ export const ExportRecord = Type.Object(
     startedAt: Nullable(DateTime),
     completedAt: Nullable(DateTime),
     error: Nullable(Type.String({ description: 'why the export failed (status failed)' })),
+    expiredAt: Nullable({ ...DateTime, description: 'when the file was removed under EXPORT_RETENTION_DAYS; the record stays, the download answers 404 export_expired' }),
   },
   { additionalProperties: false, title: 'Export' },
 );
@@ -43,6 +44,7 @@ export function exportRecord(r: ExportRow): ExportRecord {
     startedAt: r.started_at,
     completedAt: r.completed_at,
     error: r.error,
+    expiredAt: r.expired_at,
   };
 }
 

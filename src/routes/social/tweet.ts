@@ -30,9 +30,9 @@ export function registerTweet(app: App, deps: Pick<Deps, 'social'>): void {
       config: { errors: protectedErrors },
     },
     (request) => {
-      // No promise when the tweet is served from the store (the wrapper awaits only a promise).
-      const r = deps.social.tweet(request.params.id);
-      return r instanceof Promise ? r.then((x) => answer(request.id, x)) : answer(request.id, r);
+      // No promise when a fresh stored tweet is known at once (the wrapper awaits only a promise).
+      const fresh = deps.social.freshTweet(request.params.id);
+      return fresh ? answer(request.id, fresh) : deps.social.tweet(request.params.id).then((x) => answer(request.id, x));
     },
   );
 }
