@@ -14,12 +14,21 @@ export const AccountView = Type.Object({
   rateLimitPerMinute: Type.Integer({ description: "requests a minute per key: the account's own figure, else its plan's" }),
   balance: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'Account' });
 
 export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>): void {
   app.get(
     '/api/v1/account',
-    { schema: { operationId: 'getAccount', tags: ['account'], summary: 'The calling account: plan, rate limit and balance.', response: { 200: single(AccountView) } } },
+    {
+      schema: {
+        operationId: 'getAccount',
+        tags: ['account'],
+        summary: 'The calling account: plan, rate limit and balance.',
+        description: 'The account the key belongs to: its name, plan, the requests a minute each of its keys may make, and its credit balance.',
+        response: { 200: single(AccountView, 'The account.') },
+      },
+      config: { errors: ['not_found'] },
+    },
     async (request) => {
       const a = await getAccount(deps.store.db, request.auth!.accountId);
       if (!a) throw new AppError('not_found', 'This account no longer exists.');

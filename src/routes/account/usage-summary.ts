@@ -21,13 +21,17 @@ export const UsageSummary = Type.Object({
   credits: Type.Integer({ description: 'credits charged in the whole window' }),
   endpoints: Type.Array(Count, { description: 'totals per endpoint over the window, most credits first' }),
   buckets: Type.Array(Bucket, { description: 'every bucket of the window in order, empty ones included' }),
-});
+}, { title: 'UsageSummary' });
 
 const Query = Type.Object(
   {
-    from: Type.String({ maxLength: 64, description: 'ISO 8601 with an offset or Z; the first bucket starts here (inclusive)' }),
-    to: Type.String({ maxLength: 64, description: 'ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day' }),
-    granularity: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day' })),
+    from: Type.String({ maxLength: 64, description: 'ISO 8601 with an offset or Z; the first bucket starts here (inclusive)', examples: ['2025-01-25T00:00:00Z'] }),
+    to: Type.String({
+      maxLength: 64,
+      description: 'ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day',
+      examples: ['2025-02-01T00:00:00Z'],
+    }),
+    granularity: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day', description: 'bucket size', examples: ['day'] })),
   },
   { additionalProperties: false },
 );
@@ -41,9 +45,9 @@ export function registerUsageSummary(app: App, deps: Pick<Deps, 'store'>): void 
         tags: ['account'],
         summary: 'Calls and credits per endpoint per hour or day, summed from the ledger.',
         description:
-          'Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls. Costs 0 credits.',
+          'Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.',
         querystring: Query,
-        response: { 200: single(UsageSummary) },
+        response: { 200: single(UsageSummary, 'The summary of the window.') },
       },
     },
     async (request) => {
