@@ -9,7 +9,9 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description **Cost:** free (0 credits).
+         * @description The account the key belongs to: its name, plan, the requests a minute each of its keys may make, and its credit balance.
+         *
+         *     **Cost:** free (0 credits).
          */
         get: operations["getAccount"];
         put?: never;
@@ -145,7 +147,7 @@ export interface paths {
         };
         /**
          * Calls and credits per endpoint per hour or day, summed from the ledger.
-         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls. Costs 0 credits.
+         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.
          *
          *     **Cost:** free (0 credits).
          */
@@ -536,6 +538,30 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * Account
+         * @example {
+         *       "id": "acc_9fQ2kLm4Xa7PzR1c",
+         *       "name": "Ada Builds",
+         *       "planId": "starter",
+         *       "planName": "Starter",
+         *       "rateLimitPerMinute": 1200,
+         *       "balance": 9900,
+         *       "createdAt": "2025-01-02T09:00:00.000Z"
+         *     }
+         */
+        Account: {
+            id: string;
+            name: string;
+            planId: string;
+            /** @description null when the plan is no longer configured */
+            planName: string | null;
+            /** @description requests a minute per key: the account's own figure, else its plan's */
+            rateLimitPerMinute: number;
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
         /**
          * ApiKey
          * @example {
@@ -976,22 +1002,37 @@ export interface components {
          *     }
          */
         SocialProfile: {
+            /** @description user id */
             id: string;
+            /** @description handle, lowercase, without the at-sign */
             username: string;
+            /** @description display variant of the username */
             displayUsername: string;
+            /** @description display name */
             name: string;
+            /** @description bio text */
             description: string;
+            /** @description user-set location */
             location: string;
+            /** @description website URL */
             url: string | null;
+            /** @description avatar image URL */
             profileImageUrl: string | null;
+            /** @description profile banner image URL */
             bannerUrl: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description account creation time
+             */
             createdAt: string;
+            /** @description has a verification badge */
             verified: boolean;
             /** @enum {string} */
             verifiedType: "blue" | "business" | "government" | "none";
+            /** @description the account is protected: its tweets are not visible */
             protected: boolean;
             metrics: components["schemas"]["ProfileMetrics"];
+            /** @description ids of pinned tweets */
             pinnedTweetIds: string[];
         };
         /**
@@ -1038,14 +1079,21 @@ export interface components {
          *     }
          */
         Tweet: {
+            /** @description tweet id */
             id: string;
+            /** @description full tweet text */
             text: string;
+            /** @description id of the author */
             authorId: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description permalink */
             url: string;
+            /** @description detected language code */
             language: string | null;
+            /** @description id of the conversation thread */
             conversationId: string | null;
+            /** @description the tweet and user replied to, when this is a reply */
             inReplyTo: {
                 tweetId: string;
                 userId: string;
@@ -1072,7 +1120,9 @@ export interface components {
                 }[];
             };
             media: components["schemas"]["Media"][];
+            /** @description id of the quoted tweet */
             quotedTweetId: string | null;
+            /** @description id of the retweeted tweet */
             retweetedTweetId: string | null;
         };
         /** TweetMetrics */
@@ -1112,6 +1162,89 @@ export interface components {
             note: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * UsageSummary
+         * @example {
+         *       "from": "2025-01-31T00:00:00Z",
+         *       "to": "2025-02-01T00:00:00Z",
+         *       "granularity": "day",
+         *       "calls": 3,
+         *       "credits": 300,
+         *       "endpoints": [
+         *         {
+         *           "endpoint": "getUserTweets",
+         *           "calls": 2,
+         *           "credits": 200
+         *         },
+         *         {
+         *           "endpoint": "getTweet",
+         *           "calls": 1,
+         *           "credits": 100
+         *         }
+         *       ],
+         *       "buckets": [
+         *         {
+         *           "start": "2025-01-31T00:00:00Z",
+         *           "end": "2025-02-01T00:00:00Z",
+         *           "calls": 3,
+         *           "credits": 300,
+         *           "endpoints": [
+         *             {
+         *               "endpoint": "getUserTweets",
+         *               "calls": 2,
+         *               "credits": 200
+         *             },
+         *             {
+         *               "endpoint": "getTweet",
+         *               "calls": 1,
+         *               "credits": 100
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        UsageSummary: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            /** @description charged calls in the whole window */
+            calls: number;
+            /** @description credits charged in the whole window */
+            credits: number;
+            /** @description totals per endpoint over the window, most credits first */
+            endpoints: {
+                /** @description the route's operationId, e.g. getTweet */
+                endpoint: string;
+                calls: number;
+                credits: number;
+            }[];
+            /** @description every bucket of the window in order, empty ones included */
+            buckets: {
+                /**
+                 * Format: date-time
+                 * @description in from's offset
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description exclusive; the last bucket ends at to
+                 */
+                end: string;
+                calls: number;
+                credits: number;
+                /** @description only endpoints with calls in this bucket */
+                endpoints: {
+                    /** @description the route's operationId, e.g. getTweet */
+                    endpoint: string;
+                    calls: number;
+                    credits: number;
+                }[];
+            }[];
         };
         /** WalletBalance */
         WalletBalance: {
@@ -1758,7 +1891,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested record. */
+            /** @description The account. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1773,13 +1906,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": "text",
-                     *         "name": "text",
-                     *         "planId": "text",
-                     *         "planName": "text",
-                     *         "rateLimitPerMinute": 1,
-                     *         "balance": 1,
-                     *         "createdAt": "2025-01-31T12:00:00.000Z"
+                     *         "id": "acc_9fQ2kLm4Xa7PzR1c",
+                     *         "name": "Ada Builds",
+                     *         "planId": "starter",
+                     *         "planName": "Starter",
+                     *         "rateLimitPerMinute": 1200,
+                     *         "balance": 9900,
+                     *         "createdAt": "2025-01-02T09:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "requestId": "req_Xk2f9Qa81LmZ3",
@@ -1788,24 +1921,14 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            id: string;
-                            name: string;
-                            planId: string;
-                            /** @description null when the plan is no longer configured */
-                            planName: string | null;
-                            /** @description requests a minute per key: the account's own figure, else its plan's */
-                            rateLimitPerMinute: number;
-                            balance: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
+                        data: components["schemas"]["Account"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -1854,19 +1977,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["ApiKey"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -2159,19 +2295,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["UsageRecord"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -2187,15 +2336,18 @@ export interface operations {
             query: {
                 /**
                  * @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive)
-                 * @example text
+                 * @example 2025-01-25T00:00:00Z
                  */
                 from: string;
                 /**
                  * @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day
-                 * @example text
+                 * @example 2025-02-01T00:00:00Z
                  */
                 to: string;
-                /** @example hour */
+                /**
+                 * @description bucket size
+                 * @example day
+                 */
                 granularity?: "hour" | "day";
             };
             header?: never;
@@ -2204,7 +2356,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested record. */
+            /** @description The summary of the window. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2219,29 +2371,39 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "from": "2025-01-31T12:00:00.000Z",
-                     *         "to": "2025-01-31T12:00:00.000Z",
-                     *         "granularity": "hour",
-                     *         "calls": 1,
-                     *         "credits": 1,
+                     *         "from": "2025-01-31T00:00:00Z",
+                     *         "to": "2025-02-01T00:00:00Z",
+                     *         "granularity": "day",
+                     *         "calls": 3,
+                     *         "credits": 300,
                      *         "endpoints": [
                      *           {
-                     *             "endpoint": "text",
+                     *             "endpoint": "getUserTweets",
+                     *             "calls": 2,
+                     *             "credits": 200
+                     *           },
+                     *           {
+                     *             "endpoint": "getTweet",
                      *             "calls": 1,
-                     *             "credits": 1
+                     *             "credits": 100
                      *           }
                      *         ],
                      *         "buckets": [
                      *           {
-                     *             "start": "2025-01-31T12:00:00.000Z",
-                     *             "end": "2025-01-31T12:00:00.000Z",
-                     *             "calls": 1,
-                     *             "credits": 1,
+                     *             "start": "2025-01-31T00:00:00Z",
+                     *             "end": "2025-02-01T00:00:00Z",
+                     *             "calls": 3,
+                     *             "credits": 300,
                      *             "endpoints": [
                      *               {
-                     *                 "endpoint": "text",
+                     *                 "endpoint": "getUserTweets",
+                     *                 "calls": 2,
+                     *                 "credits": 200
+                     *               },
+                     *               {
+                     *                 "endpoint": "getTweet",
                      *                 "calls": 1,
-                     *                 "credits": 1
+                     *                 "credits": 100
                      *               }
                      *             ]
                      *           }
@@ -2254,47 +2416,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            from: string;
-                            /** Format: date-time */
-                            to: string;
-                            /** @enum {string} */
-                            granularity: "hour" | "day";
-                            /** @description charged calls in the whole window */
-                            calls: number;
-                            /** @description credits charged in the whole window */
-                            credits: number;
-                            /** @description totals per endpoint over the window, most credits first */
-                            endpoints: {
-                                /** @description the route's operationId, e.g. getTweet */
-                                endpoint: string;
-                                calls: number;
-                                credits: number;
-                            }[];
-                            /** @description every bucket of the window in order, empty ones included */
-                            buckets: {
-                                /**
-                                 * Format: date-time
-                                 * @description in from's offset
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description exclusive; the last bucket ends at to
-                                 */
-                                end: string;
-                                calls: number;
-                                credits: number;
-                                /** @description only endpoints with calls in this bucket */
-                                endpoints: {
-                                    /** @description the route's operationId, e.g. getTweet */
-                                    endpoint: string;
-                                    calls: number;
-                                    credits: number;
-                                }[];
-                            }[];
-                        };
+                        data: components["schemas"]["UsageSummary"];
                         meta: components["schemas"]["Meta"];
                     };
                 };
@@ -2469,19 +2591,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["Export"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -2797,19 +2932,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["WatchlistEntry"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -3322,19 +3470,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["SocialProfile"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -3532,19 +3693,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["Tweet"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
