@@ -538,7 +538,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** Account */
+        /**
+         * Account
+         * @example {
+         *       "id": "acc_9fQ2kLm4Xa7PzR1c",
+         *       "name": "Ada Builds",
+         *       "planId": "starter",
+         *       "planName": "Starter",
+         *       "rateLimitPerMinute": 1200,
+         *       "balance": 9900,
+         *       "createdAt": "2025-01-02T09:00:00.000Z"
+         *     }
+         */
         Account: {
             id: string;
             name: string;
@@ -991,22 +1002,37 @@ export interface components {
          *     }
          */
         SocialProfile: {
+            /** @description user id */
             id: string;
+            /** @description handle, lowercase, without the at-sign */
             username: string;
+            /** @description display variant of the username */
             displayUsername: string;
+            /** @description display name */
             name: string;
+            /** @description bio text */
             description: string;
+            /** @description user-set location */
             location: string;
+            /** @description website URL */
             url: string | null;
+            /** @description avatar image URL */
             profileImageUrl: string | null;
+            /** @description profile banner image URL */
             bannerUrl: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description account creation time
+             */
             createdAt: string;
+            /** @description has a verification badge */
             verified: boolean;
             /** @enum {string} */
             verifiedType: "blue" | "business" | "government" | "none";
+            /** @description the account is protected: its tweets are not visible */
             protected: boolean;
             metrics: components["schemas"]["ProfileMetrics"];
+            /** @description ids of pinned tweets */
             pinnedTweetIds: string[];
         };
         /**
@@ -1053,14 +1079,21 @@ export interface components {
          *     }
          */
         Tweet: {
+            /** @description tweet id */
             id: string;
+            /** @description full tweet text */
             text: string;
+            /** @description id of the author */
             authorId: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description permalink */
             url: string;
+            /** @description detected language code */
             language: string | null;
+            /** @description id of the conversation thread */
             conversationId: string | null;
+            /** @description the tweet and user replied to, when this is a reply */
             inReplyTo: {
                 tweetId: string;
                 userId: string;
@@ -1087,7 +1120,9 @@ export interface components {
                 }[];
             };
             media: components["schemas"]["Media"][];
+            /** @description id of the quoted tweet */
             quotedTweetId: string | null;
+            /** @description id of the retweeted tweet */
             retweetedTweetId: string | null;
         };
         /** TweetMetrics */
@@ -1154,7 +1189,48 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** UsageSummary */
+        /**
+         * UsageSummary
+         * @example {
+         *       "from": "2025-01-31T00:00:00Z",
+         *       "to": "2025-02-01T00:00:00Z",
+         *       "granularity": "day",
+         *       "calls": 3,
+         *       "credits": 300,
+         *       "endpoints": [
+         *         {
+         *           "endpoint": "getUserTweets",
+         *           "calls": 2,
+         *           "credits": 200
+         *         },
+         *         {
+         *           "endpoint": "getTweet",
+         *           "calls": 1,
+         *           "credits": 100
+         *         }
+         *       ],
+         *       "buckets": [
+         *         {
+         *           "start": "2025-01-31T00:00:00Z",
+         *           "end": "2025-02-01T00:00:00Z",
+         *           "calls": 3,
+         *           "credits": 300,
+         *           "endpoints": [
+         *             {
+         *               "endpoint": "getUserTweets",
+         *               "calls": 2,
+         *               "credits": 200
+         *             },
+         *             {
+         *               "endpoint": "getTweet",
+         *               "calls": 1,
+         *               "credits": 100
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         UsageSummary: {
             /** Format: date-time */
             from: string;
@@ -1831,13 +1907,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": "text",
-                     *         "name": "text",
-                     *         "planId": "text",
-                     *         "planName": "text",
-                     *         "rateLimitPerMinute": 1,
-                     *         "balance": 1,
-                     *         "createdAt": "2025-01-31T12:00:00.000Z"
+                     *         "id": "acc_9fQ2kLm4Xa7PzR1c",
+                     *         "name": "Ada Builds",
+                     *         "planId": "starter",
+                     *         "planName": "Starter",
+                     *         "rateLimitPerMinute": 1200,
+                     *         "balance": 9900,
+                     *         "createdAt": "2025-01-02T09:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "requestId": "req_Xk2f9Qa81LmZ3",
@@ -1853,6 +1929,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -1901,19 +1978,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["ApiKey"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -2206,19 +2296,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["UsageRecord"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -2269,29 +2372,39 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "from": "2025-01-31T12:00:00.000Z",
-                     *         "to": "2025-01-31T12:00:00.000Z",
-                     *         "granularity": "hour",
-                     *         "calls": 1,
-                     *         "credits": 1,
+                     *         "from": "2025-01-31T00:00:00Z",
+                     *         "to": "2025-02-01T00:00:00Z",
+                     *         "granularity": "day",
+                     *         "calls": 3,
+                     *         "credits": 300,
                      *         "endpoints": [
                      *           {
-                     *             "endpoint": "text",
+                     *             "endpoint": "getUserTweets",
+                     *             "calls": 2,
+                     *             "credits": 200
+                     *           },
+                     *           {
+                     *             "endpoint": "getTweet",
                      *             "calls": 1,
-                     *             "credits": 1
+                     *             "credits": 100
                      *           }
                      *         ],
                      *         "buckets": [
                      *           {
-                     *             "start": "2025-01-31T12:00:00.000Z",
-                     *             "end": "2025-01-31T12:00:00.000Z",
-                     *             "calls": 1,
-                     *             "credits": 1,
+                     *             "start": "2025-01-31T00:00:00Z",
+                     *             "end": "2025-02-01T00:00:00Z",
+                     *             "calls": 3,
+                     *             "credits": 300,
                      *             "endpoints": [
                      *               {
-                     *                 "endpoint": "text",
+                     *                 "endpoint": "getUserTweets",
+                     *                 "calls": 2,
+                     *                 "credits": 200
+                     *               },
+                     *               {
+                     *                 "endpoint": "getTweet",
                      *                 "calls": 1,
-                     *                 "credits": 1
+                     *                 "credits": 100
                      *               }
                      *             ]
                      *           }
@@ -2479,19 +2592,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["Export"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -2807,19 +2933,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["WatchlistEntry"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -3332,19 +3471,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["SocialProfile"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };
@@ -3542,19 +3694,32 @@ export interface operations {
                      *         }
                      *       ],
                      *       "hasNextPage": true,
-                     *       "nextCursor": "text",
-                     *       "requestId": "text",
-                     *       "cached": true
+                     *       "nextCursor": "eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl",
+                     *       "requestId": "req_Xk2f9Qa81LmZ3",
+                     *       "cached": false
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["Tweet"][];
-                        /** @description true when another page follows; then nextCursor is set */
+                        /**
+                         * @description true when another page follows; then nextCursor is set
+                         * @example true
+                         */
                         hasNextPage: boolean;
-                        /** @description pass as ?cursor= to read the next page; null on the last page */
+                        /**
+                         * @description pass as ?cursor= to read the next page; null on the last page
+                         * @example eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl
+                         */
                         nextCursor: string | null;
-                        /** @description Also sent as the X-Request-Id header. */
+                        /**
+                         * @description Also sent as the X-Request-Id header.
+                         * @example req_Xk2f9Qa81LmZ3
+                         */
                         requestId: string;
+                        /**
+                         * @description true when the page was served from the gateway’s store rather than read from the data source now
+                         * @example false
+                         */
                         cached: boolean;
                     };
                 };

@@ -21,10 +21,13 @@ export const paginated = <T extends TSchema>(item: T, description = 'One page of
   Type.Object(
     {
       items: Type.Array(item),
-      hasNextPage: Type.Boolean({ description: 'true when another page follows; then nextCursor is set' }),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as ?cursor= to read the next page; null on the last page' }),
-      requestId: Type.String({ description: 'Also sent as the X-Request-Id header.' }),
-      cached: Type.Boolean(),
+      hasNextPage: Type.Boolean({ description: 'true when another page follows; then nextCursor is set', examples: [true] }),
+      nextCursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'pass as ?cursor= to read the next page; null on the last page',
+        examples: ['eyJwIjoiMTcwMDAwMDAwMDAwMCJ9.c2lnbmF0dXJl'],
+      }),
+      requestId: Type.String({ description: 'Also sent as the X-Request-Id header.', examples: ['req_Xk2f9Qa81LmZ3'] }),
+      cached: Type.Boolean({ description: 'true when the page was served from the gateway’s store rather than read from the data source now', examples: [false] }),
     },
     { 'x-response-description': description },
   );

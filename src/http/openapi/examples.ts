@@ -150,6 +150,38 @@ const examples: Record<string, unknown> = {
     createdAt: '2025-01-31T12:00:00.000Z',
   },
   Balance: { accountId: hello.accountId, balance: 9900, updatedAt: '2025-01-31T12:00:00.000Z' },
+  UsageSummary: {
+    from: '2025-01-31T00:00:00Z',
+    to: '2025-02-01T00:00:00Z',
+    granularity: 'day',
+    calls: 3,
+    credits: 300,
+    endpoints: [
+      { endpoint: 'getUserTweets', calls: 2, credits: 200 },
+      { endpoint: 'getTweet', calls: 1, credits: 100 },
+    ],
+    buckets: [
+      {
+        start: '2025-01-31T00:00:00Z',
+        end: '2025-02-01T00:00:00Z',
+        calls: 3,
+        credits: 300,
+        endpoints: [
+          { endpoint: 'getUserTweets', calls: 2, credits: 200 },
+          { endpoint: 'getTweet', calls: 1, credits: 100 },
+        ],
+      },
+    ],
+  },
+  Account: {
+    id: hello.accountId,
+    name: 'Ada Builds',
+    planId: 'starter',
+    planName: 'Starter',
+    rateLimitPerMinute: 1200,
+    balance: 9900,
+    createdAt: '2025-01-02T09:00:00.000Z',
+  },
   Hello: hello,
 };
 

@@ -27,6 +27,7 @@ export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>):
         description: "The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.",
         response: { 200: single(AccountView, 'The account.') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const a = await getAccount(deps.store.db, request.auth!.accountId);
