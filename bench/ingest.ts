@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ingestPage } from '../src/crawl/crawl-repo.js';
+import { crawlPagesFor } from '../src/crawl/page-ingest.js';
 import type { Tweet } from '../src/domain/models.js';
 import { claimById } from '../src/jobs/lease.js';
 import { tweetStoreFor } from '../src/social/tweet-store.js';
@@ -35,11 +35,11 @@ export async function benchIngest(opts: { tweets?: number } = {}): Promise<Recor
   let t0 = performance.now();
   let inserted = 0;
   const writer = tweetStoreFor(a.store);
-  for (let i = 0; i < tweets.length; i += 5_000) inserted += (await writer.write(a.store.db, tweets.slice(i, i + 5_000), fetchedAt)).inserted;
+  for (let i = 0; i < tweets.length; i += 5_000) inserted += (await writer.write(tweets.slice(i, i + 5_000), fetchedAt)).inserted;
   const upsertMs = performance.now() - t0;
   t0 = performance.now();
   let updated = 0;
-  for (let i = 0; i < bumped.length; i += 1_000) updated += (await writer.write(a.store.db, bumped.slice(i, i + 1_000), fetchedAt)).updated;
+  for (let i = 0; i < bumped.length; i += 1_000) updated += (await writer.write(bumped.slice(i, i + 1_000), fetchedAt)).updated;
   const refreshMs = performance.now() - t0;
   await a.store.close();
   rmSync(a.dir, { recursive: true, force: true });
@@ -57,14 +57,14 @@ export async function benchIngest(opts: { tweets?: number } = {}): Promise<Recor
     await db.insertInto('crawl_targets').values({ id, cycle_id: 'cyc_bench', social_user_id: String(w + 1), status: 'pending', tweets_ingested: 0, tweets_updated: 0, error: null, created_at: now, started_at: null, completed_at: null, attempts: 0, lease_owner: null, lease_expires_at: null }).execute();
     claims.push((await claimById(db, targetLease, id, 'bench', 3_600_000))!);
   }
-  const writer2 = tweetStoreFor(b.store);
+  const writer2 = crawlPagesFor(b.store);
   const per = Math.ceil(tweets.length / workers);
   t0 = performance.now();
   const counts = await Promise.all(
     claims.map(async (claim, w) => {
       let n = 0;
       const mine = tweets.slice(w * per, (w + 1) * per);
-      for (let i = 0; i < mine.length; i += 100) n += (await ingestPage(b.store, writer2, claim, mine.slice(i, i + 100), fetchedAt)).inserted;
+      for (let i = 0; i < mine.length; i += 100) n += (await writer2.ingest(claim, mine.slice(i, i + 100), fetchedAt)).inserted;
       return n;
     }),
   );

@@ -3,24 +3,97 @@ import type { AuthRecord, MeterStore } from '../credits/meter-store.js';
 import { TurnMemo } from '../db/turn-memo.js';
 import { hashApiKey, isWellFormedKey } from './api-keys.js';
 
-type Lookup = AuthRecord | undefined | Promise<AuthRecord | undefined>;
+/** A key's lookup as known now: `record` undefined for a key that does not exist. */
+export interface KnownKey {
+  readonly record: AuthRecord | undefined;
+  /** Postgres: when the entry must be looked up again (ms since the epoch). */
+  readonly until: number;
+}
 
-/** Resolves API keys to their records: one lookup per key per event-loop turn (see TurnMemo). */
+const UNKNOWN: KnownKey = { record: undefined, until: Infinity };
+
+export interface KeyResolverOptions {
+  /**
+   * Where lookups are not synchronous (Postgres), how long a lookup is reused. A key revoked by any
+   * process is refused by every other one at most this long after.
+   */
+  cacheMs: number;
+  /** Entries kept at most (oldest dropped first). */
+  maxEntries?: number;
+  now?: () => number;
+}
+
+/**
+ * Resolves API keys to their records. Where the store reads synchronously (SQLite), one lookup per
+ * key per event-loop turn (see TurnMemo): a revocation by any process is seen on the next turn.
+ * Otherwise (Postgres), lookups are kept for `cacheMs` in the process, so the hot path makes no
+ * round trip: a revocation anywhere is seen everywhere within `cacheMs` (1 s at most by default).
+ */
 export class KeyResolver {
-  private readonly memo = new TurnMemo<string, Lookup>();
-  private readonly lookup: (key: string) => Lookup;
+  private readonly turn = new TurnMemo<string, KnownKey>();
+  private readonly cache = new Map<string, KnownKey>();
+  private readonly inFlight = new Map<string, Promise<AuthRecord | undefined>>();
+  private readonly cacheMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+  private readonly lookupSync = (key: string): KnownKey => {
+    if (!isWellFormedKey(key)) return UNKNOWN;
+    return { record: this.meter.findKeySync!(hashApiKey(key)), until: Infinity };
+  };
 
-  constructor(meter: Pick<MeterStore, 'findKey'>) {
-    this.lookup = (key) => (isWellFormedKey(key) ? meter.findKey(hashApiKey(key)) : undefined);
+  constructor(
+    private readonly meter: Pick<MeterStore, 'findKey' | 'findKeySync'>,
+    opts: KeyResolverOptions = { cacheMs: 500 },
+  ) {
+    this.cacheMs = opts.cacheMs;
+    this.maxEntries = opts.maxEntries ?? 100_000;
+    this.now = opts.now ?? Date.now;
   }
 
-  resolve(key: string): Lookup {
-    return this.memo.get(key, this.lookup);
+  /**
+   * The fast path, called from one place (the auth hook): the key's lookup when it is known without
+   * waiting, else undefined (then call resolve()).
+   */
+  known(key: string): KnownKey | undefined {
+    if (this.meter.findKeySync) return this.turn.get(key, this.lookupSync);
+    const k = this.cache.get(key);
+    if (k && k.until > this.now()) return k;
+    return undefined;
+  }
+
+  async resolve(key: string): Promise<AuthRecord | undefined> {
+    const k = this.known(key);
+    if (k) return k.record;
+    if (!isWellFormedKey(key)) return undefined;
+    // Concurrent requests with one key share one lookup.
+    let p = this.inFlight.get(key);
+    if (!p) {
+      const started = this.now();
+      p = this.meter.findKey(hashApiKey(key)).then(
+        (record) => {
+          this.inFlight.delete(key);
+          this.remember(key, { record, until: started + this.cacheMs });
+          return record;
+        },
+        (err: unknown) => {
+          this.inFlight.delete(key);
+          throw err;
+        },
+      );
+      this.inFlight.set(key, p);
+    }
+    return p;
+  }
+
+  private remember(key: string, k: KnownKey): void {
+    this.cache.delete(key);
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, k);
   }
 
   /** Called when this process changes a key, so even a request in the same turn sees it. */
   forget(): void {
-    this.memo.clear();
+    this.turn.clear();
+    this.cache.clear();
   }
 }
-

@@ -2,7 +2,7 @@ import { startBackground } from '../wiring/background.js';
 import type { Config } from '../config/config.js';
 import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
-import { startReservationSweeper } from '../credits/reservation-sweeper.js';
+import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 
 /**
@@ -15,7 +15,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });
-    const sweeper = startReservationSweeper(deps, { onError: (err) => app.log.warn({ err }, 'reservation sweep failed') });
+    const sweeper = startLeaseSweeper(deps.meter, { everyMs: config.credits.sweepSeconds * 1000, onError: (err) => app.log.warn({ err }, 'credit lease sweep failed') });
     stops.push(async () => sweeper.stop());
   }
   if (config.roles.includes('worker') || config.roles.includes('scheduler')) {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseCosts } from './costs.js';
 import { ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
 import { loadPlans, type Plan } from './plans.js';
+import { parseS3Config, type S3Config } from './object-storage.js';
 import { parseWalletConfig, type WalletConfig } from '../connectors/wallet/chains.js';
 
 export type Role = 'api' | 'worker' | 'scheduler';
@@ -36,7 +37,23 @@ export interface Config {
     bluesky: { appViewUrl: string };
     timeoutMs: number;
   };
-  cache: { profileSeconds: number; tweetSeconds: number; listSeconds: number; communitySeconds: number };
+  cache: {
+    profileSeconds: number;
+    tweetSeconds: number;
+    listSeconds: number;
+    communitySeconds: number;
+    /** Postgres: memory for the process-local cache of fresh stored tweets (MB of JSON). */
+    tweetMemoryMb: number;
+  };
+  /** Metering on Postgres (see credits/postgres-meter-store.ts). */
+  credits: {
+    /** A process's lease on a slice of a balance lasts this long unrenewed (a dead process's, then swept). */
+    leaseSeconds: number;
+    /** How often every API process sweeps expired leases. */
+    sweepSeconds: number;
+    /** How long a key lookup is reused: the bound on how late a revocation is seen by another process. */
+    keyCacheMs: number;
+  };
   crawl: { intervalHours: number; backfillDays: number; concurrency: number; refreshDays: number };
   exports: {
     linkTtlSeconds: number;
@@ -45,6 +62,10 @@ export interface Config {
     pageSize: number;
     /** Pause between pages (ms); 0 in production, set by crash tests to make an export slow. */
     pageDelayMs: number;
+    /** Export files older than this (from completion) are removed and their records marked expired; 0 keeps them. */
+    retentionDays: number;
+    /** An S3-compatible bucket instead of `dir` (S3_BUCKET set). */
+    s3: S3Config | undefined;
   };
   /** Background jobs (watchlist batches, exports, crawl): how often idle workers poll, how long a claim lasts unrenewed. */
   jobs: { pollMs: number; leaseSeconds: number };
@@ -131,6 +152,12 @@ export function loadConfig(env: Env = process.env): Config {
       tweetSeconds: num(env, 'CACHE_TWEET_SECONDS', 60, { integer: true, min: 0 }),
       listSeconds: num(env, 'CACHE_LIST_SECONDS', 60, { integer: true, min: 0 }),
       communitySeconds: num(env, 'CACHE_COMMUNITY_SECONDS', 3600, { integer: true, min: 0 }),
+      tweetMemoryMb: num(env, 'TWEET_CACHE_MB', 64, { min: 0, max: 65_536 }),
+    },
+    credits: {
+      leaseSeconds: num(env, 'CREDIT_LEASE_SECONDS', 30, { min: 1, max: 600 }),
+      sweepSeconds: num(env, 'CREDIT_SWEEP_SECONDS', 15, { min: 0.05, max: 600 }),
+      keyCacheMs: num(env, 'KEY_CACHE_MS', 500, { integer: true, min: 0, max: 1_000 }),
     },
     crawl: {
       intervalHours: num(env, 'CRAWL_INTERVAL_HOURS', 6, { min: 0.0001, max: 24 * 30 }),
@@ -143,6 +170,8 @@ export function loadConfig(env: Env = process.env): Config {
       dir: resolve(str(env, 'EXPORTS_DIR', resolve(dataDir, 'exports'))),
       pageSize: num(env, 'EXPORT_PAGE_SIZE', 2_000, { integer: true, min: 1, max: 50_000 }),
       pageDelayMs: num(env, 'EXPORT_PAGE_DELAY_MS', 0, { integer: true, min: 0, max: 60_000 }),
+      retentionDays: num(env, 'EXPORT_RETENTION_DAYS', 7, { min: 0, max: 36_500 }),
+      s3: parseS3Config(env),
     },
     jobs: {
       pollMs: num(env, 'JOBS_POLL_MS', 250, { integer: true, min: 10, max: 60_000 }),

@@ -1,15 +1,11 @@
 // Crawl cycles, their per-account targets and each account's crawl position.
 //
-// Counting is exact across crashes: each page of tweets is stored in one transaction together with
+// Counting is exact across crashes: each page of tweets is stored in one unit of work together with
 // the target's counters (tweets_ingested, tweets_updated), conditioned on still holding the target's
 // lease. A retried account sees the tweets of its earlier attempt as already stored, so they are
 // neither stored nor counted twice. A cycle's totals are the sums of its targets' rows.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Tweet } from '../domain/models.js';
-import { holdLease, LeaseLostError, type Claim, type LeaseSpec } from '../jobs/lease.js';
-import { SqliteTweetStore, unique, type TweetStore, type WriteCounts } from '../social/tweet-store.js';
-import type { Store } from '../db/connect.js';
-import type SQLite from 'better-sqlite3';
+import { holdLease, type Claim, type LeaseSpec } from '../jobs/lease.js';
 import type { CrawlAccountsTable, CrawlCyclesTable, CrawlTargetsTable, Database } from '../db/schema.js';
 
 export const targetLease: LeaseSpec = { table: 'crawl_targets', ready: 'pending', active: 'running' };
@@ -196,55 +192,6 @@ export async function accountState(db: Kysely<Database>, userId: string): Promis
   return db.selectFrom('crawl_accounts').selectAll().where('social_user_id', '=', userId).executeTakeFirst();
 }
 
-
-/**
- * Stores one page of an account's tweets and adds what changed to the target's counters, in one
- * transaction, only while the claim still holds the target's lease: a retried account never
- * counts a tweet twice. On SQLite the page joins the store's group commit, so concurrent crawl
- * workers (and API requests) share commits.
- */
-export async function ingestPage(store: Store, tweets: TweetStore, claim: Claim, page: Tweet[], fetchedAt: string): Promise<WriteCounts> {
-  if (page.length === 0) return { inserted: 0, updated: 0 };
-  if (store.sqlite && store.grouped && tweets instanceof SqliteTweetStore) {
-    const st = sqliteCrawlStatements(store.sqlite);
-    const rows = unique(page);
-    // Rerunnable: statements only, so it skips the savepoint of its own (see group-commit.ts).
-    return store.grouped(
-      () => {
-        if (st.hold.run(claim.id, claim.owner).changes !== 1) throw new LeaseLostError(targetLease, claim.id);
-        const counts = tweets.writeSync(rows, fetchedAt);
-        if (counts.inserted > 0 || counts.updated > 0) st.count.run(counts.inserted, counts.updated, claim.id);
-        return counts;
-      },
-      { rerunnable: true },
-    );
-  }
-  return store.db.transaction().execute(async (trx) => {
-    await holdLease(trx, targetLease, claim);
-    const counts = await tweets.write(trx, page, fetchedAt);
-    if (counts.inserted > 0 || counts.updated > 0) {
-      await trx
-        .updateTable('crawl_targets')
-        .set({ tweets_ingested: sql`tweets_ingested + ${counts.inserted}`, tweets_updated: sql`tweets_updated + ${counts.updated}` })
-        .where('id', '=', claim.id)
-        .execute();
-    }
-    return counts;
-  });
-}
-
-const crawlStatements = new WeakMap<SQLite.Database, { hold: SQLite.Statement<[string, string]>; count: SQLite.Statement<[number, number, string]> }>();
-function sqliteCrawlStatements(sqlite: SQLite.Database) {
-  let st = crawlStatements.get(sqlite);
-  if (!st) {
-    st = {
-      hold: sqlite.prepare("update crawl_targets set attempts = attempts where id = ? and lease_owner = ? and status = 'running'"),
-      count: sqlite.prepare('update crawl_targets set tweets_ingested = tweets_ingested + ?, tweets_updated = tweets_updated + ? where id = ?'),
-    };
-    crawlStatements.set(sqlite, st);
-  }
-  return st;
-}
 
 export async function markTargetStarted(db: Kysely<Database>, claim: Claim, now: string): Promise<void> {
   await db.updateTable('crawl_targets').set({ started_at: now }).where('id', '=', claim.id).where('lease_owner', '=', claim.owner).where('started_at', 'is', null).execute();

@@ -1,8 +1,8 @@
 // Credits are money. Every change of a balance happens in one transaction with its ledger entry.
-// The per-request steps (reserve, settle, release) live in meter-store.ts; grants and reads here.
+// The per-request steps (reserve, settle, release) live in meter-store.ts and its implementations;
+// grants and reads here.
 import { sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
-import type { MeterStore } from './meter-store.js';
 import type { Database } from '../db/schema.js';
 
 export async function grant(db: Kysely<Database>, accountId: string, amount: number, note: string | null, requestId: string | null = null): Promise<number> {
@@ -27,14 +27,6 @@ export async function getBalance(db: Kysely<Database>, accountId: string): Promi
   return db.selectFrom('accounts').select(['balance', 'reserved']).where('id', '=', accountId).executeTakeFirst();
 }
 
-/** Releases holds left behind by a process that died mid-call. */
-export async function releaseStaleReservations(db: Kysely<Database>, meter: MeterStore, olderThan: Date): Promise<number> {
-  const stale = await db.selectFrom('credit_reservations').select('id').where('created_at', '<', olderThan.toISOString()).execute();
-  let n = 0;
-  for (const r of stale) if (await meter.release(r.id)) n++;
-  return n;
-}
-
 export async function ledgerSum(db: Kysely<Database>, accountId: string): Promise<number> {
   const r = await db
     .selectFrom('ledger_entries')
@@ -44,8 +36,9 @@ export async function ledgerSum(db: Kysely<Database>, accountId: string): Promis
   return Number(r.total);
 }
 
-export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, beforeId?: number) {
+export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, beforeId?: number, endpoint?: string) {
   let q = db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId);
+  if (endpoint !== undefined) q = q.where('endpoint', '=', endpoint);
   if (beforeId !== undefined) q = q.where('id', '<', beforeId);
   return q.orderBy('id', 'desc').limit(limit + 1).execute();
 }

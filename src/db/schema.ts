@@ -12,7 +12,7 @@ export interface AccountsTable {
   name: string;
   plan_id: string;
   balance: number;
-  /** Credits held by calls in flight; available = balance - reserved. */
+  /** Postgres: credits leased by API processes (the sum of credit_leases); available = balance - reserved. SQLite: 0. */
   reserved: number;
   rate_limit_per_minute: number | null;
   created_at: string;
@@ -28,11 +28,18 @@ export interface ApiKeysTable {
   revoked_at: string | null;
 }
 
-export interface CreditReservationsTable {
-  id: string;
+/** Postgres only: a process's slice of an account's available balance (see credits/postgres-meter-store.ts). */
+export interface CreditLeasesTable {
   account_id: string;
+  owner: string;
   amount: number;
-  created_at: string;
+  wanted: boolean;
+}
+
+/** Postgres only: the processes holding credit leases, alive while they renew expires_at. */
+export interface CreditLeaseOwnersTable {
+  owner: string;
+  expires_at: Date;
 }
 
 export interface LedgerEntriesTable {
@@ -150,6 +157,10 @@ export interface ExportsTable {
   attempts: number;
   lease_owner: string | null;
   lease_expires_at: string | null;
+  /** Passed EXPORT_RETENTION_DAYS: the download answers export_expired. */
+  expired_at: string | null;
+  /** The file was deleted from the object store (after expired_at). */
+  object_removed_at: string | null;
 }
 
 export interface ExportAuthorsTable {
@@ -219,7 +230,8 @@ export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
-  credit_reservations: CreditReservationsTable;
+  credit_leases: CreditLeasesTable;
+  credit_lease_owners: CreditLeaseOwnersTable;
   ledger_entries: LedgerEntriesTable;
   idempotency_keys: IdempotencyKeysTable;
   profiles: ProfilesTable;

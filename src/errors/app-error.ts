@@ -8,6 +8,7 @@ export const errorStatus = {
   insufficient_credits: 402,
   protected_account: 403,
   not_found: 404,
+  export_expired: 404,
   export_not_ready: 409,
   idempotency_conflict: 409,
   key_limit_reached: 409,

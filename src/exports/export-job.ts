@@ -9,7 +9,7 @@ import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
 
 /** Exports read only the store: no data source needed. */
-export type ExportDeps = Omit<JobDeps, 'source' | 'tweetStore'>;
+export type ExportDeps = Omit<JobDeps, 'source' | 'crawlPages'>;
 
 export const EXPORT_MAX_ATTEMPTS = 3;
 

@@ -43,6 +43,8 @@ export async function createExport(
     attempts: 0,
     lease_owner: null,
     lease_expires_at: null,
+    expired_at: null,
+    object_removed_at: null,
   };
   await db.transaction().execute(async (trx) => {
     if (maxOpen !== undefined) await assertOpenJobRoom(trx, e.accountId, queuedExportQuota(maxOpen));

@@ -3,12 +3,12 @@
 // or not at all; size and SHA-256 are measured on the gzip bytes as they stream past.
 import { createHash } from 'node:crypto';
 import { Readable, Transform, pipeline } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import type { Kysely } from 'kysely';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Database } from '../db/schema.js';
 import { chooseExportScan, exportTweetsPage, type TweetPosition } from './export-repo.js';
-import { sleep } from '../sources/source-calls.js';
 
 const INITIAL_WINDOW_MS = 3_600_000;
 const MAX_WINDOW_MS = 24 * 3_600_000;
@@ -64,7 +64,7 @@ export async function writeExport(
         fromMs = untilMs;
         windowMs = Math.min(MAX_WINDOW_MS, windowMs * 2);
       }
-      if (opts.pageDelayMs && rows.length > 0) await sleep(opts.pageDelayMs, opts.signal);
+      if (opts.pageDelayMs && rows.length > 0) await sleep(opts.pageDelayMs, undefined, { signal: opts.signal });
     }
   }
 

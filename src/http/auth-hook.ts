@@ -6,7 +6,7 @@ import type { MultiDecision } from '../ratelimit/rate-limiter.js';
 import type { KeyResolver } from '../accounts/key-resolver.js';
 import { IpGuard } from '../ratelimit/ip-guard.js';
 
-/** onRequest of every keyed route (callback style: no promise on the synchronous SQLite path). */
+/** onRequest of every keyed route (callback style: no promise when the key is known at once, see KeyResolver.known). */
 export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyResolver) {
   const plans = new Map(deps.config.plans.map((p) => [p.id, p.rateLimitPerMinute]));
   const ipGuard = new IpGuard(deps.rateLimiter, deps.config.authFailuresPerMinute);
@@ -35,8 +35,9 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
       const raw = request.headers['x-api-key'];
       const key = Array.isArray(raw) ? raw[0] : raw;
       if (!key) return refuse(request, new AppError('missing_api_key', 'Send your API key in the X-API-Key header.'), done);
-      const found = keys.resolve(key);
-      const next = found instanceof Promise ? found.then((rec) => limit(request, reply, rec)) : limit(request, reply, found);
+      // The key's record without waiting when it is known (SQLite: read this turn; Postgres: cached).
+      const known = keys.known(key);
+      const next = known ? limit(request, reply, known.record) : keys.resolve(key).then((rec) => limit(request, reply, rec));
       if (next instanceof Promise) {
         next.then(
           () => done(),

@@ -70,8 +70,8 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         }
       }
       if (cost > 0) {
-        let r = deps.meter.reserve(auth.accountId, cost);
-        if (r instanceof Promise) r = await r;
+        // Decided in the process when it can be (no promise to wait for), else by the store.
+        const r = deps.meter.tryReserveSync?.(auth.accountId, cost) ?? (await deps.meter.reserve(auth.accountId, cost));
         if (!r.ok) {
           m.balanceAfter = r.available;
           throw new AppError('insufficient_credits', `This call costs ${cost} credits and your available balance is ${r.available}.`, { required: cost, balance: r.available });

@@ -1,8 +1,8 @@
 import type { Config } from '../config/config.js';
 import type { Store } from '../db/connect.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import type { TweetStore } from '../social/tweet-store.js';
-import type { RetryPolicy } from '../sources/source-calls.js';
+import type { CrawlPageIngest } from '../crawl/page-ingest.js';
+import type { RetryPolicy } from '../sources/resilience.js';
 import type { DataSource } from '../sources/types.js';
 import { LeaseLostError } from './lease.js';
 import type { Wakeups } from './wakeups.js';
@@ -25,8 +25,8 @@ export interface JobDeps {
   store: Store;
   bulk: BulkServices;
   source: DataSource;
-  /** Where fetched tweets are written (API reads and the crawl). */
-  tweetStore: TweetStore;
+  /** Where the crawl writes the pages it fetches. */
+  crawlPages: CrawlPageIngest;
 }
 
 export const leaseMs = (deps: Pick<JobDeps, 'config'>): number => Math.round(deps.config.jobs.leaseSeconds * 1000);

@@ -15,7 +15,6 @@ import {
   upsertCommunity,
   upsertProfiles,
   upsertRetweets,
-  type StoredTweetJson,
 } from './social-repo.js';
 import { throwAsAppError } from './source-errors.js';
 import { filterKey, type TimelineFilters } from './timeline-filters.js';
@@ -77,22 +76,26 @@ export class SocialService {
     return { value: profile, cached: false };
   }
 
-  /** Synchronous when the tweet is stored and fresh on SQLite: the hot path costs no promise. */
-  tweet(id: string): TweetRead | Promise<TweetRead> {
-    const stored = this.lookup.get(id);
-    if (stored instanceof Promise) return stored.then((s) => this.tweetFrom(id, s));
-    return this.tweetFrom(id, stored);
+  /**
+   * The fast path, called from the tweet route only: a fresh stored tweet when it is known without
+   * waiting (see TweetLookup.known), else undefined (then call tweet()).
+   */
+  freshTweet(id: string): TweetRead | undefined {
+    const stored = this.lookup.known(id);
+    return stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds) ? { json: stored.json, cached: true } : undefined;
   }
 
-  private tweetFrom(id: string, stored: StoredTweetJson | undefined): TweetRead | Promise<TweetRead> {
+  async tweet(id: string): Promise<TweetRead> {
+    const stored = await this.lookup.get(id);
     if (stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds)) return { json: stored.json, cached: true };
     return this.fetchTweet(id);
   }
 
   private async fetchTweet(id: string): Promise<TweetRead> {
     const tweet = await this.source.getTweet(id).catch((e) => throwAsAppError(e, 'tweet'));
-    await this.tweets.write(this.db, [tweet], this.stamp());
-    this.lookup.forget(id);
+    const stamp = this.stamp();
+    await this.tweets.write([tweet], stamp);
+    this.lookup.stored(id, { json: JSON.stringify(tweet), fetchedAtMs: Date.parse(stamp) });
     return { value: tweet, cached: false };
   }
 
@@ -133,7 +136,7 @@ export class SocialService {
     }
     const page = await this.source.getUserTweets(userId, { limit, ...filters, ...(after ? { after } : {}) }).catch((e) => throwAsAppError(e, 'user'));
     const stamp = this.stamp();
-    await this.tweets.write(this.db, page.items, stamp);
+    await this.tweets.write(page.items, stamp);
     await putListCache(this.db, key, { ids: page.items.map((t) => t.id), ...(page.next ? { next: page.next } : {}) } satisfies CachedTimeline, stamp);
     return { items: page.items, next: page.next, cached: false };
   }

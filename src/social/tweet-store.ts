@@ -1,7 +1,8 @@
 // Writes fetched tweets: new ones are inserted (ingested), stored ones rewritten only when their
 // metrics changed (updated). The crawl and the API reads both write through here. SQLite runs the
 // rows through prepared statements in the store's group commit; Postgres uses multi-row Kysely
-// statements with the executor it is given (which may be the caller's transaction).
+// statements. Each implementation also offers the write as a part of a caller's unit of work
+// (`writeSync` inside a grouped job, `writeIn` inside a transaction): see crawl/page-ingest.ts.
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Tweet } from '../domain/models.js';
@@ -16,8 +17,8 @@ export interface WriteCounts {
 }
 
 export interface TweetStore {
-  /** Writes tweets (Postgres: with `db`, which may be a transaction the caller holds). */
-  write(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts>;
+  /** Writes tweets in a commit of their own (on SQLite shared with concurrent writers). */
+  write(tweets: Tweet[], fetchedAt: string): Promise<WriteCounts>;
 }
 
 // created_at is kept as toISOString() text everywhere, so it sorts and compares the same on both stores.
@@ -38,36 +39,38 @@ const row = (t: Tweet, fetchedAt: string) => ({
 export const unique = (tweets: Tweet[]) => [...new Map(tweets.map((t) => [t.id, t])).values()];
 
 export class SqliteTweetStore implements TweetStore {
-  /** The write as synchronous statements, for a caller that composes it into a grouped job of its own. */
-  readonly writeSync: (tweets: Tweet[], fetchedAt: string) => WriteCounts;
+  private readonly insert: SQLite.Statement<[string, ReturnType<typeof tweetSeq>, string, string, string, string, string]>;
+  private readonly update: SQLite.Statement<[string, string, string, string, string]>;
 
   constructor(
     sqlite: SQLite.Database,
     private readonly grouped: <T>(fn: () => T, opts?: GroupOptions) => Promise<T>,
-    noteBulkRows: (rows: number) => void = () => undefined,
+    private readonly noteBulkRows: (rows: number) => void = () => undefined,
   ) {
-    const insert = sqlite.prepare(
+    this.insert = sqlite.prepare(
       `insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at) values (?, ?, ?, ?, ?, ?, ?)
        on conflict (id) do nothing`,
     );
-    const update = sqlite.prepare('update tweets set data = ?, metrics = ?, fetched_at = ? where id = ? and metrics <> ?');
-    this.writeSync = (tweets: Tweet[], fetchedAt: string) => {
-      let inserted = 0;
-      let updated = 0;
-      for (const t of tweets) {
-        const data = JSON.stringify(t);
-        const metrics = JSON.stringify(t.metrics);
-        if (insert.run(t.id, tweetSeq(t.id), t.authorId, isoTime(t.createdAt), data, metrics, fetchedAt).changes === 1) inserted++;
-        else if (update.run(data, metrics, fetchedAt, t.id, metrics).changes === 1) updated++;
-      }
-      noteBulkRows(tweets.length);
-      return { inserted, updated };
-    };
+    this.update = sqlite.prepare('update tweets set data = ?, metrics = ?, fetched_at = ? where id = ? and metrics <> ?');
+  }
+
+  /** The write as synchronous statements, for a caller that composes it into a grouped job of its own. */
+  writeSync(tweets: Tweet[], fetchedAt: string): WriteCounts {
+    let inserted = 0;
+    let updated = 0;
+    for (const t of tweets) {
+      const data = JSON.stringify(t);
+      const metrics = JSON.stringify(t.metrics);
+      if (this.insert.run(t.id, tweetSeq(t.id), t.authorId, isoTime(t.createdAt), data, metrics, fetchedAt).changes === 1) inserted++;
+      else if (this.update.run(data, metrics, fetchedAt, t.id, metrics).changes === 1) updated++;
+    }
+    this.noteBulkRows(tweets.length);
+    return { inserted, updated };
   }
 
   // Goes through the group commit: concurrent writers (other requests, crawl workers) share commits.
   // Rerunnable: its only effect is its statements.
-  async write(_db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+  async write(tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
     const rows = unique(tweets);
     return this.grouped(() => this.writeSync(rows, fetchedAt), { rerunnable: true });
   }
@@ -77,7 +80,14 @@ export class SqliteTweetStore implements TweetStore {
 const CHUNK = 500;
 
 export class KyselyTweetStore implements TweetStore {
-  async write(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async write(tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+    return this.writeIn(this.db, tweets, fetchedAt);
+  }
+
+  /** The write with `db`, which may be a transaction the caller holds. */
+  async writeIn(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
     const all = unique(tweets);
     let inserted = 0;
     let updated = 0;
@@ -109,6 +119,7 @@ export class KyselyTweetStore implements TweetStore {
   }
 }
 
-export function tweetStoreFor(store: Store): TweetStore {
-  return store.sqlite && store.grouped ? new SqliteTweetStore(store.sqlite, store.grouped, store.noteBulkRows) : new KyselyTweetStore();
+/** The implementation for the store: SQLite's when it has a group commit, else Kysely's. */
+export function tweetStoreFor(store: Store): SqliteTweetStore | KyselyTweetStore {
+  return store.sqlite && store.grouped ? new SqliteTweetStore(store.sqlite, store.grouped, store.noteBulkRows) : new KyselyTweetStore(store.db);
 }

@@ -7,7 +7,7 @@ import type { SocialProfile } from '../domain/models.js';
 import { upsertProfiles } from '../social/social-repo.js';
 import { SourceError } from '../sources/types.js';
 import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type BatchRow, type ItemRow, type Resolution } from './batch-repo.js';
-import { callSource } from '../sources/source-calls.js';
+import { callSource } from '../sources/resilience.js';
 import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from '../jobs/job-deps.js';
 import { watchlistSize } from './watchlist-repo.js';
 
@@ -24,7 +24,7 @@ async function resolveAdd(deps: JobDeps, item: ItemRow, limit: number, signal: A
   let profile: SocialProfile;
   try {
     profile = await callSource(
-      () => (byId ? deps.source.getUserById(item.social_user_id!) : deps.source.getUserByUsername(wanted!)),
+      (call) => (byId ? deps.source.getUserById(item.social_user_id!, call) : deps.source.getUserByUsername(wanted!, call)),
       deps.bulk.retry,
       signal,
     );

@@ -4,7 +4,8 @@ import { KeyResolver } from '../accounts/key-resolver.js';
 import type { Config } from '../config/config.js';
 import type { WalletService } from '../connectors/wallet/wallet-service.js';
 import { LazyWalletService } from '../connectors/wallet/lazy-wallet-service.js';
-import { meterStoreFor, type MeterStore } from '../credits/meter-store.js';
+import type { MeterStore } from '../credits/meter-store.js';
+import { meterStoreFor } from '../credits/meter-store-for.js';
 import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createMetrics, type Metrics } from '../http/metrics.js';
@@ -13,9 +14,11 @@ import { CursorCodec } from '../pagination/cursor.js';
 import { MemoryRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
 import { SocialService } from '../social/social-service.js';
 import { TweetLookup } from '../social/tweet-lookup.js';
-import { tweetStoreFor } from '../social/tweet-store.js';
+import { tweetStoreFor, type TweetStore } from '../social/tweet-store.js';
+import { crawlPagesFor } from '../crawl/page-ingest.js';
 import { buildSource } from '../sources/build-source.js';
 import { buildBulkServices } from './background.js';
+import { buildObjectStore } from '../objects/build-object-store.js';
 import { resolveSecret } from './secret.js';
 
 /** Everything the program is made of, built once here and passed around as a plain object. */
@@ -30,6 +33,8 @@ export interface Deps extends JobDeps {
   secret: string;
   wallet: WalletService;
   social: SocialService;
+  /** Where tweets fetched by API reads are written. */
+  tweetStore: TweetStore;
 }
 
 export interface BuildOptions {
@@ -49,12 +54,13 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const w = config.wallet;
   const source = o.source ?? (await buildSource(config, store));
   const tweetStore = o.tweetStore ?? tweetStoreFor(store);
-  const meter = o.meter ?? meterStoreFor(store);
+  const crawlPages = o.crawlPages ?? crawlPagesFor(store);
+  const meter = o.meter ?? meterStoreFor(store, { leaseSeconds: config.credits.leaseSeconds });
   return {
     config,
     store,
     meter,
-    keys: o.keys ?? new KeyResolver(meter),
+    keys: o.keys ?? new KeyResolver(meter, { cacheMs: config.credits.keyCacheMs }),
     cursors: o.cursors ?? new CursorCodec(secret),
     // One process: buckets in memory. Several: REDIS_URL shares them.
     // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
@@ -67,8 +73,9 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     secret,
     source,
     tweetStore,
-    social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store)),
-    bulk: o.bulk ?? buildBulkServices(config),
+    crawlPages,
+    social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store, { freshSeconds: config.cache.tweetSeconds, maxBytes: config.cache.tweetMemoryMb * 2 ** 20 })),
+    bulk: o.bulk ?? buildBulkServices(config, await buildObjectStore(config)),
     wallet:
       o.wallet ??
       new LazyWalletService(async () => {
@@ -78,7 +85,9 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   };
 }
 
-export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store'>): Promise<void> {
+export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store' | 'meter'> & Partial<Pick<Deps, 'bulk'>>): Promise<void> {
+  await deps.meter.close?.();
   await deps.rateLimiter.close?.();
+  deps.bulk?.objects.close?.();
   await deps.store.close();
 }

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { performCrawlTarget } from '../../src/crawl/crawl-job.js';
-import { ingestPage, targetLease } from '../../src/crawl/crawl-repo.js';
+import { targetLease } from '../../src/crawl/crawl-repo.js';
 import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
 import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
-import { callSource } from '../../src/sources/source-calls.js';
+import { callSource } from '../../src/sources/resilience.js';
 import { startBackground } from '../../src/wiring/background.js';
 import { SourceError } from '../../src/sources/types.js';
 import { exportLease } from '../../src/exports/export-repo.js';
@@ -77,7 +77,7 @@ for (const backend of backends()) {
       const fresh = (await claimById(db, targetLease, target.id, 'fresh', 60_000, Date.now() + 2_000))!;
       assert.ok(zombie && fresh);
       const page = await b.source.getUserTweets(b.sample.userIds[0]!, { limit: 50 });
-      await assert.rejects(ingestPage(b.h.deps.store, b.h.deps.tweetStore, zombie, page.items, new Date().toISOString()), LeaseLostError);
+      await assert.rejects(b.h.deps.crawlPages.ingest(zombie, page.items, new Date().toISOString()), LeaseLostError);
       assert.equal(Number((await db.selectFrom('tweets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n), 0);
       await performCrawlTarget(b.h.deps, fresh, new AbortController().signal);
       const cycle = await db.selectFrom('crawl_cycles').selectAll().where('id', '=', tick.started).executeTakeFirstOrThrow();

@@ -26,7 +26,7 @@ describe('SQLite busy writer', () => {
       assert.equal(sqlite.pragma('cache_size', { simple: true }), defaultCache, 'ledger writes leave the cache as it was');
 
       const tweets = await demoTweets(3_000);
-      await tweetStoreFor(ts.store).write(ts.store.db, tweets, new Date().toISOString());
+      await tweetStoreFor(ts.store).write(tweets, new Date().toISOString());
       await sleep(500);
       assert.equal(sqlite.pragma('cache_size', { simple: true }), -64 * 1024, 'a bulk ingest grows the cache to 64 MB');
     } finally {

@@ -7,6 +7,6 @@ import type { DataSource } from '../../src/sources/types.js';
 export function useSource(source: DataSource, now: () => number = Date.now): (deps: Deps) => void {
   return (deps) => {
     deps.source = source;
-    deps.social = new SocialService(deps.store.db, source, deps.tweetStore, deps.config.cache, now, new TweetLookup(deps.store));
+    deps.social = new SocialService(deps.store.db, source, deps.tweetStore, deps.config.cache, now, new TweetLookup(deps.store, { freshSeconds: deps.config.cache.tweetSeconds, maxBytes: 2 ** 20, now }));
   };
 }

@@ -15,15 +15,18 @@ export const NewApiKey = Type.Object({
   }),
   prefix: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'NewApiKey' });
 export const ApiKeyView = Type.Object({
   id: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
   prefix: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-const CreateBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+}, { title: 'ApiKey' });
+const CreateBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a label of your choice, to tell keys apart' })) },
+  { additionalProperties: false, examples: [{ name: 'ci' }] },
+);
 
 function withoutSecret(body: string): string {
   const answer = JSON.parse(body) as { data: { key: string | null } };
@@ -39,12 +42,14 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
         operationId: 'createApiKey',
         tags: ['account'],
         summary: 'Creates an API key for the calling account. The key is shown once.',
+        description:
+          'The answer holds the secret (`key`) once: store it then. An account holds at most its plan’s number of active keys (keyLimit); beyond it, 409 key_limit_reached. A replay of the same Idempotency-Key answers the key with `key` null, as the secret is never kept.',
         body: CreateBody,
-        response: { 201: single(NewApiKey) },
+        response: { 201: single(NewApiKey, 'The new key, with its secret.') },
       },
       // The kept answer of an Idempotency-Key would otherwise hold the secret, replayable by any key
       // of the account for a day: it keeps the key's id and prefix only.
-      config: { keptAnswer: withoutSecret },
+      config: { keptAnswer: withoutSecret, errors: ['key_limit_reached'] },
     },
     async (request, reply) => {
       await assertKeyRoom(deps.store.db, request.auth!.accountId, keyLimitOf(deps.config.plans, request.auth!.planId));
@@ -60,10 +65,12 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
       schema: {
         operationId: 'listApiKeys',
         tags: ['account'],
-        summary: "The account's API keys, revoked ones included, newest first (never the secrets). Paginated: pass nextCursor as ?cursor=.",
+        summary: "The account's API keys, revoked ones included, newest first (never the secrets).",
+        description: 'Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it). Paginated: pass nextCursor as ?cursor=.',
         querystring: PageQuery,
-        response: { 200: paginated(ApiKeyView) },
+        response: { 200: paginated(ApiKeyView, 'One page of the account’s keys.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;
@@ -82,9 +89,11 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
         operationId: 'revokeApiKey',
         tags: ['account'],
         summary: 'Revokes one of the account’s keys; it stops working at once.',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 200: single(ApiKeyView) },
+        description: 'The key answers 401 invalid_api_key from then on; its ledger entries stay. The key making this call may revoke itself. Another account’s key is 404 not_found.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'the key’s id (not its secret)', examples: ['key_Z3kPq8Lm2XaR'] }) }),
+        response: { 200: single(ApiKeyView, 'The revoked key.') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const k = await revokeKey(deps.store.db, request.params.id, request.auth!.accountId);

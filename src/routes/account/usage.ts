@@ -17,14 +17,18 @@ export const LedgerEntry = Type.Object({
   endpoint: Type.Union([Type.String(), Type.Null()]),
   note: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'UsageRecord' });
+
+const UsageQuery = Type.Object(
+  { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)", examples: ['getTweet'] })) },
+  { additionalProperties: false },
+);
 
 export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 'store'>): void {
-  // Ledger ids are a sequence across all accounts: answers carry them encrypted (opaque-ids.ts).
+  // Ledger ids are a sequence across all accounts: answers and cursors carry them encrypted (opaque-ids.ts).
   const ids = new OpaqueIds(deps.secret, 'led');
-  const positionOf = (p: { after?: unknown; id?: unknown }): number => {
-    // { id } is the position of cursors issued before ledger ids were opaque.
-    const n = typeof p.after === 'string' ? ids.decode(p.after) : typeof p.id === 'number' ? p.id : undefined;
+  const positionOf = (p: { after?: unknown }): number => {
+    const n = typeof p.after === 'string' ? ids.decode(p.after) : undefined;
     if (n === undefined) throw new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
     return n;
   };
@@ -35,16 +39,20 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
         operationId: 'listUsage',
         tags: ['account'],
         summary: "The account's ledger of grants and charges, newest first.",
-        querystring: PageQuery,
-        response: { 200: paginated(LedgerEntry) },
+        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. ?endpoint= keeps one operation’s entries.',
+        querystring: UsageQuery,
+        response: { 200: paginated(LedgerEntry, 'One page of ledger entries.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;
       const limit = request.query.limit ?? 20;
-      const list = `usage:${accountId}`;
-      const before = request.query.cursor ? positionOf(deps.cursors.decode<{ after?: unknown; id?: unknown }>(list, request.query.cursor)) : undefined;
-      const rows = await ledgerPage(deps.store.db, accountId, limit, before);
+      const endpoint = request.query.endpoint;
+      // A cursor serves the list it came from: the filter is part of the list's name.
+      const list = endpoint === undefined ? `usage:${accountId}` : `usage:${accountId}:${endpoint}`;
+      const before = request.query.cursor ? positionOf(deps.cursors.decode<{ after?: unknown }>(list, request.query.cursor)) : undefined;
+      const rows = await ledgerPage(deps.store.db, accountId, limit, before, endpoint);
       return keysetPage(
         request,
         deps.cursors,

@@ -1,4 +1,4 @@
-// The bulk-export group (contract sections 1 and 8, specification 4.1), one file per endpoint, plus
+// The bulk-export group (docs/spec/contract.md, "Bulk export records"), one file per endpoint, plus
 // the public target of download links.
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';

@@ -1,0 +1,535 @@
+// Postgres: metering without a round trip per call, exact across any number of processes.
+//
+// Leases. Each process leases a slice of an account's available balance with one conditional UPDATE
+// (accounts.reserved grows by the slice, and a credit_leases row records it as this process's), then
+// holds calls against the slice in memory. A lease is renewed while the process lives; one that is
+// not renewed for CREDIT_LEASE_SECONDS expires, and every API process sweeps expired leases back into
+// the available balance, so a process killed mid-call blocks nothing for longer than that plus one
+// sweep interval. What a process does not use goes back: after a second without use, and at once
+// when another process asks for it.
+//
+// Charges. Settles are committed in groups, as on SQLite: the charges a process settles while its
+// previous group is being written go in the next one, one statement (one transaction) debiting each
+// account once and inserting every ledger entry with its own balance after. No 2xx is answered before
+// the statement that carries its charge has committed.
+//
+// Contention. A call whose slice runs short leases more (a slice twice as large as the last one, up
+// to LEASE_MAX_CALLS calls' worth, when the account is spent fast); if even its own cost cannot be
+// leased, the account's expired leases are swept and the other processes are asked (credit_leases.
+// wanted) to give back what they hold for no call. They answer within POLL_MS; the call is refused
+// (402) only when, after every live holder has answered, the credits are still not there. A process
+// that was asked leases exactly what each call needs for a while.
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { counterIds, nowIso } from '../domain/ids.js';
+import type { Database } from '../db/schema.js';
+import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type ReserveResult } from './meter-store.js';
+
+const newReservationId = counterIds('rsv');
+
+/** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
+const LEASE_FIRST_CALLS = 8;
+const LEASE_MAX_CALLS = 4096;
+/** A lease unused this long is given back (what calls in flight hold stays). */
+const IDLE_RETURN_MS = 1_000;
+/** How often a process looks for requests to give back (and for idle leases). */
+const POLL_MS = 50;
+/** After being asked, or refused, a process leases exactly what each call needs for this long. */
+const CONTENDED_MS = 5_000;
+/** How long a call waits for other processes to answer before it is refused (a dead holder never answers). */
+const ASK_DEADLINE_MS = 2_000;
+/** Charges per group statement, at most. */
+const MAX_GROUP = 2_000;
+
+export interface PostgresMeterOptions {
+  /** A lease not renewed for this long expires (CREDIT_LEASE_SECONDS). */
+  leaseSeconds: number;
+}
+
+/** What this process holds of one account. */
+interface AccountLease {
+  accountId: string;
+  /** Credits our lease row holds, as far as this process knows (it changes only through us). */
+  leased: number;
+  /** Held by calls in flight (never more than leased). */
+  held: number;
+  /** The next lease's size, in credits. */
+  chunk: number;
+  lastLeaseAt: number;
+  lastUsedAt: number;
+  contendedUntil: number;
+  /** The lease is being extended: other calls short of credits wait for it. */
+  extending: Promise<Refusal | undefined> | undefined;
+  /** The row was swept (this process stalled beyond its lease): holds on it are charged directly. */
+  lost: boolean;
+}
+
+interface Hold {
+  lease: AccountLease;
+  amount: number;
+}
+
+/** Why a lease could not be extended: what `need` found available. */
+interface Refusal {
+  need: number;
+  available: number;
+}
+
+interface PendingCharge {
+  hold: Hold;
+  info: ChargeInfo;
+  resolve: (r: Charged | undefined) => void;
+  reject: (err: unknown) => void;
+}
+
+interface LeaseAttempt {
+  granted: boolean;
+  free: number;
+  waiting: number;
+  expired: number;
+  others: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const LEASE_GONE = 'credit lease gone';
+
+/**
+ * An assertion inside a statement: fails it (and so rolls back all its writes) unless the CTEs `a`
+ * and `b` changed as many rows, i.e. every account debited had this process's lease to take it from.
+ */
+const assertAll = (a: string, b: string) =>
+  sql`(case when (select count(*) from ${sql.raw(a)}) = (select count(*) from ${sql.raw(b)}) then '1' else ${LEASE_GONE} end)::int`;
+
+/** The assertion above failed, or the account's reserved would have gone below 0 (a lease swept meanwhile). */
+const isLeaseGone = (err: unknown): boolean => {
+  const e = err as { code?: string; message?: string };
+  return (e.code === '22P02' && (e.message ?? '').includes(LEASE_GONE)) || e.code === '23514';
+};
+
+export class PostgresMeterStore implements MeterStore {
+  /** This process's name on its leases. */
+  readonly owner = `p_${randomBytes(9).toString('base64url')}`;
+  private readonly leases = new Map<string, AccountLease>();
+  private readonly holds = new Map<string, Hold>();
+  private pending: PendingCharge[] = [];
+  private writing = false;
+  private flushScheduled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private lastRenewAt = 0;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    opts: PostgresMeterOptions = { leaseSeconds: 30 },
+  ) {
+    this.leaseMs = Math.round(opts.leaseSeconds * 1000);
+  }
+
+  async findKey(keyHash: string): Promise<AuthRecord | undefined> {
+    const r = await this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select(['k.id as keyId', 'k.account_id as accountId', 'k.revoked_at as revokedAt', 'a.plan_id as planId', 'a.balance', 'a.rate_limit_per_minute as rateLimitPerMinute'])
+      .where('k.key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return r && toAuth(r);
+  }
+
+  tryReserveSync(accountId: string, amount: number): ReserveResult | undefined {
+    checkAmount(amount);
+    const l = this.leases.get(accountId);
+    if (!l || l.leased - l.held < amount) return undefined;
+    return this.hold(l, amount);
+  }
+
+  async reserve(accountId: string, amount: number): Promise<ReserveResult> {
+    for (;;) {
+      const fast = this.tryReserveSync(accountId, amount);
+      if (fast) return fast;
+      const l = this.leaseOf(accountId);
+      // One extension at a time per account: the others wait for it and try again.
+      const extending = l.extending ?? (l.extending = this.extend(l, amount).finally(() => (l.extending = undefined)));
+      const refused = await extending;
+      if (refused && refused.need <= amount && l.leased - l.held < amount) {
+        return { ok: false, available: Math.max(0, refused.available + l.leased - l.held) };
+      }
+    }
+  }
+
+  settle(reservationId: string, info: ChargeInfo): Promise<Charged | undefined> {
+    const hold = this.holds.get(reservationId);
+    if (!hold) return Promise.resolve(undefined);
+    this.holds.delete(reservationId);
+    const c = { hold, info } as PendingCharge;
+    this.pending.push(c);
+    this.scheduleFlush();
+    return new Promise((resolve, reject) => {
+      c.resolve = resolve;
+      c.reject = reject;
+    });
+  }
+
+  async release(reservationId: string): Promise<boolean> {
+    const hold = this.holds.get(reservationId);
+    if (!hold) return false;
+    this.holds.delete(reservationId);
+    hold.lease.held -= hold.amount;
+    return true;
+  }
+
+  async balance(accountId: string): Promise<number | undefined> {
+    const r = await this.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst();
+    return r && Number(r.balance);
+  }
+
+  /**
+   * Gives the leases of processes that stopped renewing back to their accounts; the number swept.
+   * Like every statement here it locks the accounts before the leases (no deadlock), and deletes each
+   * lease before crediting it back, so two processes sweeping at once release each lease once.
+   */
+  async sweep(): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const dead = await sql<{ account_id: string }>`
+        select distinct l.account_id from credit_leases l left join credit_lease_owners o on o.owner = l.owner
+         where o.owner is null or o.expires_at < now()`.execute(trx);
+      let swept = 0;
+      if (dead.rows.length > 0) {
+        const ids = dead.rows.map((r) => r.account_id).sort();
+        await sql`select id from accounts where id = any(${ids}::text[]) order by id for update`.execute(trx);
+        const r = await sql<{ swept: number }>`
+          with x as (
+            delete from credit_leases l
+             where l.account_id = any(${ids}::text[])
+               and not exists (select 1 from credit_lease_owners o where o.owner = l.owner and o.expires_at >= now())
+            returning account_id, amount
+          ), s as (
+            select account_id, sum(amount)::bigint as amount from x group by account_id
+          ), u as (
+            update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
+          )
+          select (select count(*) from x where amount > 0) as swept`.execute(trx);
+        swept = Number(r.rows[0]?.swept ?? 0);
+      }
+      await sql`delete from credit_lease_owners o where o.expires_at < now() and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
+      return swept;
+    });
+  }
+
+  /** Waits for the charges in flight, then gives back every lease (calls still holding keep theirs); usable after. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    while (this.writing || this.pending.length > 0) await sleep(5);
+    for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held);
+  }
+
+  private hold(l: AccountLease, amount: number): ReserveResult {
+    l.held += amount;
+    l.lastUsedAt = Date.now();
+    const id = newReservationId();
+    this.holds.set(id, { lease: l, amount });
+    return { ok: true, reservationId: id };
+  }
+
+  private leaseOf(accountId: string): AccountLease {
+    let l = this.leases.get(accountId);
+    if (!l) {
+      l = { accountId, leased: 0, held: 0, chunk: 0, lastLeaseAt: 0, lastUsedAt: Date.now(), contendedUntil: 0, extending: undefined, lost: false };
+      this.leases.set(accountId, l);
+    }
+    return l;
+  }
+
+  // ---- Leasing -----------------------------------------------------------------------------------
+
+  /** Leases at least `need` more credits for `l`, or says what was available. */
+  private async extend(l: AccountLease, amount: number): Promise<Refusal | undefined> {
+    const now = Date.now();
+    const need = amount - (l.leased - l.held);
+    const contended = now < l.contendedUntil;
+    // A lease spent within a second was too small: double it (bounded); else start small again.
+    l.chunk = contended ? 0 : now - l.lastLeaseAt < 1_000 ? Math.min(Math.max(l.chunk, amount * LEASE_FIRST_CALLS) * 2, amount * LEASE_MAX_CALLS) : amount * LEASE_FIRST_CALLS;
+    const want = Math.max(need, l.chunk);
+    if (want > need && (await this.lease(l, want, false)).granted) return undefined;
+    let r = await this.lease(l, need, true);
+    if (r.granted) return undefined;
+    l.contendedUntil = Date.now() + CONTENDED_MS;
+    // The attempt above asked the other live holders to give back what they hold for no call.
+    const asked = r.others > 0;
+    if (r.expired > 0) {
+      await this.sweep();
+      r = await this.lease(l, need, false);
+      if (r.granted) return undefined;
+    }
+    if (asked) {
+      // Each answers within POLL_MS; try again until none is left to answer (or one never does).
+      const deadline = Date.now() + ASK_DEADLINE_MS;
+      do {
+        await sleep(POLL_MS / 2);
+        r = await this.lease(l, need, false);
+        if (r.granted) return undefined;
+      } while (r.waiting > 0 && Date.now() < deadline);
+    }
+    return { need: amount, available: r.free };
+  }
+
+  /** One attempt to lease `amount` more; `ask`: if refused, ask the account's other holders to give back. */
+  private async lease(l: AccountLease, amount: number, ask: boolean): Promise<LeaseAttempt> {
+    const a = l.accountId;
+    const r = await sql<{ granted: number; free: number | null; waiting: number; expired: number; others: number }>`
+      with acc as (
+        update accounts set reserved = reserved + ${amount} where id = ${a} and balance - reserved >= ${amount} returning id
+      ), alive as (
+        insert into credit_lease_owners (owner, expires_at)
+        select ${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}) from acc
+        on conflict (owner) do update set expires_at = excluded.expires_at
+        returning owner
+      ), mine as (
+        insert into credit_leases (account_id, owner, amount)
+        select acc.id, alive.owner, ${amount} from acc, alive
+        on conflict (account_id, owner) do update set amount = credit_leases.amount + excluded.amount
+        returning amount
+      ), live as (
+        select l.owner, l.amount, l.wanted from credit_leases l join credit_lease_owners o on o.owner = l.owner
+         where l.account_id = ${a} and l.owner <> ${this.owner} and o.expires_at >= now()
+      ), asked as (
+        update credit_leases set wanted = true
+         where ${ask} and account_id = ${a} and owner in (select owner from live where amount > 0) and not exists (select 1 from acc)
+        returning owner
+      )
+      select (select count(*) from mine) as granted,
+             (select balance - reserved from accounts where id = ${a}) as free,
+             (select count(*) from live where wanted and amount > 0) as waiting,
+             (select count(*) from live where amount > 0) as others,
+             (select coalesce(sum(l.amount), 0)::bigint from credit_leases l left join credit_lease_owners o on o.owner = l.owner
+               where l.account_id = ${a} and (o.owner is null or o.expires_at < now())) as expired`.execute(this.db);
+    const row = r.rows[0]!;
+    const granted = Number(row.granted) === 1;
+    if (granted) {
+      // A lease row swept meanwhile is a new row now: its holds before stay on the lost record.
+      l.leased += amount;
+      l.lastLeaseAt = Date.now();
+      this.startTimer();
+    }
+    return { granted, free: Number(row.free ?? 0), waiting: Number(row.waiting), expired: Number(row.expired), others: Number(row.others) };
+  }
+
+  /**
+   * Gives `amount` of `l`'s lease back to the account (taken off the local lease first), clearing a
+   * request to give back. A lease swept meanwhile (this process stalled) is lost instead.
+   */
+  private async giveBack(l: AccountLease, amount: number): Promise<void> {
+    l.leased -= amount;
+    try {
+      await sql`
+        with acc as (
+          update accounts set reserved = reserved - ${amount} where id = ${l.accountId} returning id
+        ), mine as (
+          update credit_leases set amount = amount - ${amount}, wanted = false
+           where account_id = ${l.accountId} and owner = ${this.owner} and amount >= ${amount} and exists (select 1 from acc)
+          returning 1
+        )
+        select ${assertAll('mine', 'acc')}`.execute(this.db);
+    } catch (err) {
+      if (!isLeaseGone(err)) throw err;
+      this.lose(l);
+    }
+  }
+
+  private startTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick().catch(() => undefined), POLL_MS);
+    this.timer.unref();
+  }
+
+  private ticking = false;
+
+  // Every POLL_MS while this process holds leases: answer requests to give back, give back idle
+  // leases, renew the rest (a third of their life before they would expire).
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const now = Date.now();
+      const wanted = await sql<{ account_id: string }>`select account_id from credit_leases where owner = ${this.owner} and wanted`.execute(this.db);
+      for (const { account_id } of wanted.rows) {
+        const l = this.leases.get(account_id);
+        if (!l) continue;
+        l.contendedUntil = now + CONTENDED_MS;
+        // Clears the flag even when nothing is unused: the asker stops waiting for us.
+        await this.giveBack(l, Math.max(0, l.leased - l.held));
+      }
+      const forgotten: string[] = [];
+      for (const l of this.leases.values()) {
+        if (l.extending) continue;
+        if (l.leased > l.held && now - l.lastUsedAt > IDLE_RETURN_MS) await this.giveBack(l, l.leased - l.held);
+        if (l.leased === 0 && l.held === 0 && now - l.lastUsedAt > IDLE_RETURN_MS) {
+          this.leases.delete(l.accountId);
+          forgotten.push(l.accountId);
+        }
+      }
+      // Their empty rows too (a row leased meanwhile is not empty and stays).
+      if (forgotten.length > 0) await sql`delete from credit_leases where owner = ${this.owner} and account_id = any(${forgotten}::text[]) and amount = 0`.execute(this.db);
+      if (this.leases.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+      if (now - this.lastRenewAt > this.leaseMs / 3) {
+        this.lastRenewAt = now;
+        // Only this process's own row: renewing locks nothing a charge or a lease waits for.
+        const renewed = await sql<{ fresh: boolean }>`
+          insert into credit_lease_owners (owner, expires_at) values (${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}))
+          on conflict (owner) do update set expires_at = excluded.expires_at
+          returning (xmax = 0) as fresh`.execute(this.db);
+        // The row was gone: this process stalled beyond its lease time and its leases were swept.
+        if (renewed.rows[0]?.fresh) for (const l of [...this.leases.values()]) if (l.leased > 0 && !l.extending) this.lose(l);
+      }
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** Gives back all that is left of `l`'s lease row (whatever the process thought it held), and forgets it. */
+  private async dropLease(l: AccountLease): Promise<void> {
+    this.lose(l);
+    await sql`
+      with acc as (
+        select id from accounts where id = ${l.accountId} for update
+      ), x as (
+        delete from credit_leases where account_id in (select id from acc) and owner = ${this.owner} returning amount
+      )
+      update accounts set reserved = reserved - x.amount from x where accounts.id = ${l.accountId}`.execute(this.db);
+  }
+
+  /** This process's lease on `l` is gone: holds on it are charged directly; new calls lease anew. */
+  private lose(l: AccountLease): void {
+    l.lost = true;
+    if (this.leases.get(l.accountId) === l) this.leases.delete(l.accountId);
+  }
+
+  // ---- Charging ----------------------------------------------------------------------------------
+
+  private scheduleFlush(): void {
+    if (this.writing || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
+  }
+
+  // One group: the charges settled since the last one began, in one statement.
+  private async flush(): Promise<void> {
+    if (this.writing || this.pending.length === 0) return;
+    this.writing = true;
+    const batch = this.pending.length > MAX_GROUP ? this.pending.splice(0, MAX_GROUP) : this.pending;
+    if (batch === this.pending) this.pending = [];
+    try {
+      const leased = batch.filter((c) => !c.hold.lease.lost);
+      const lost = leased.length === batch.length ? [] : batch.filter((c) => c.hold.lease.lost);
+      if (leased.length > 0) await this.chargeLeased(leased);
+      for (const c of lost) await this.chargeDirect(c);
+    } finally {
+      this.writing = false;
+      if (this.pending.length > 0) this.scheduleFlush();
+    }
+  }
+
+  private async chargeLeased(batch: PendingCharge[]): Promise<void> {
+    // Per account: the total, and for each charge the credits charged after it in this group (its
+    // balance after is the account's final balance plus those).
+    const totals = new Map<string, number>();
+    for (const c of batch) totals.set(c.hold.lease.accountId, (totals.get(c.hold.lease.accountId) ?? 0) + c.hold.amount);
+    const later = new Map<string, number>();
+    const offsets = new Array<number>(batch.length);
+    for (let i = batch.length - 1; i >= 0; i--) {
+      const c = batch[i]!;
+      const a = c.hold.lease.accountId;
+      offsets[i] = later.get(a) ?? 0;
+      later.set(a, offsets[i]! + c.hold.amount);
+    }
+    // Accounts in id order: every statement locks accounts before leases, and accounts in one order.
+    const ids = [...totals.keys()].sort();
+    let rows: Array<{ id: string; balance: number }>;
+    try {
+      const r = await sql<{ id: string; balance: number }>`
+        with v as (
+          select * from unnest(${ids}::text[], ${ids.map((id) => totals.get(id)!)}::bigint[]) as v(account_id, total)
+        ), d as (
+          update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
+           where a.id = v.account_id
+          returning a.id, a.balance
+        ), mine as (
+          update credit_leases c set amount = c.amount - v.total from v, d
+           where d.id = v.account_id and c.account_id = v.account_id and c.owner = ${this.owner} and c.amount >= v.total
+          returning c.account_id
+        ), e as (
+          select * from unnest(${batch.map((c) => c.hold.lease.accountId)}::text[], ${batch.map((c) => c.hold.amount)}::bigint[], ${offsets}::bigint[],
+                               ${batch.map((c) => c.info.requestId)}::text[], ${batch.map((c) => c.info.keyId)}::text[], ${batch.map((c) => c.info.endpoint)}::text[])
+                   with ordinality as e(account_id, amount, later, request_id, key_id, endpoint, ord)
+        ), ins as (
+          insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
+          select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, ${nowIso()}
+            from e join d on d.id = e.account_id order by e.ord
+        )
+        select id, balance, ${assertAll('mine', 'd')} as checked from d`.execute(this.db);
+      rows = r.rows;
+    } catch (err) {
+      if (isLeaseGone(err)) {
+        // Some lease of the group was swept (this process stalled): nothing was written. Give back
+        // what is left of each lease, and charge each call from the available balance.
+        for (const id of ids) {
+          const l = this.leases.get(id);
+          if (l) await this.dropLease(l);
+        }
+        for (const c of batch) await this.chargeDirect(c);
+        return;
+      }
+      // Nothing was written: the holds' credits stay in the lease, free for other calls.
+      for (const c of batch) {
+        c.hold.lease.held -= c.hold.amount;
+        c.reject(err);
+      }
+      return;
+    }
+    const balances = new Map(rows.map((r) => [r.id, Number(r.balance)]));
+    const missed: PendingCharge[] = [];
+    batch.forEach((c, i) => {
+      const l = c.hold.lease;
+      const balance = balances.get(l.accountId);
+      if (balance === undefined) {
+        // Our lease row was swept: charge it without the lease (or refuse it).
+        if (!l.lost) this.lose(l);
+        missed.push(c);
+        return;
+      }
+      l.held -= c.hold.amount;
+      l.leased -= c.hold.amount;
+      l.lastUsedAt = Date.now();
+      c.resolve({ charged: c.hold.amount, balance: balance + offsets[i]! });
+    });
+    for (const c of missed) await this.chargeDirect(c);
+  }
+
+  /** A charge whose lease is gone: debited only if the account's available balance still covers it. */
+  private async chargeDirect(c: PendingCharge): Promise<void> {
+    const { amount } = c.hold;
+    const a = c.hold.lease.accountId;
+    try {
+      const r = await sql<{ balance: number | null; free: number | null }>`
+        with d as (
+          update accounts set balance = balance - ${amount} where id = ${a} and balance - reserved >= ${amount} returning id, balance
+        ), ins as (
+          insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
+          select d.id, 'charge', ${-amount}, d.balance, ${c.info.requestId}, ${c.info.keyId}, ${c.info.endpoint}, null, ${nowIso()} from d
+        )
+        select (select balance from d) as balance, (select balance - reserved from accounts where id = ${a}) as free`.execute(this.db);
+      const row = r.rows[0]!;
+      if (row.balance === null) c.reject(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));
+      else c.resolve({ charged: amount, balance: Number(row.balance) });
+    } catch (err) {
+      c.reject(err);
+    }
+  }
+}

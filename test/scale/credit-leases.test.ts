@@ -1,0 +1,159 @@
+// Postgres metering on leases: exact across processes, idle leases given back to whoever needs
+// them, a killed process's leases swept within a minute. Needs TEST_DATABASE_URL (skipped without).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createAccount } from '../../src/accounts/accounts-repo.js';
+import { getBalance, grant, ledgerSum } from '../../src/credits/credits-repo.js';
+import type { ChargeInfo } from '../../src/credits/meter-store.js';
+import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { AppError } from '../../src/errors/app-error.js';
+import { createTestStore, type TestStore } from '../helpers/backends.js';
+import { runSdg, startServer, type ServerProcess } from '../helpers/processes.js';
+
+const pg = process.env.TEST_DATABASE_URL;
+const info = (requestId: string): ChargeInfo => ({ requestId, keyId: null, endpoint: 'e' });
+
+/** reserve, then settle: true if charged, false if refused (402 at reserve or at settle). */
+async function call(m: PostgresMeterStore, accountId: string, cost: number, id: string): Promise<boolean> {
+  const r = await m.reserve(accountId, cost);
+  if (!r.ok) return false;
+  try {
+    return (await m.settle(r.reservationId, info(id))) !== undefined;
+  } catch (e) {
+    if ((e as AppError).code === 'insufficient_credits') return false;
+    throw e;
+  }
+}
+
+describe('credit leases (postgres)', { skip: !pg }, () => {
+  let ts: TestStore;
+  const stores: PostgresMeterStore[] = [];
+  const meter = () => {
+    const m = new PostgresMeterStore(ts.store.db, { leaseSeconds: 30 });
+    stores.push(m);
+    return m;
+  };
+  const account = async (credits: number) => {
+    const { accountId } = await createAccount(ts.store.db, { name: 'l', planId: 'free' });
+    await grant(ts.store.db, accountId, credits, 't');
+    return accountId;
+  };
+  before(async () => {
+    ts = await createTestStore('postgres');
+    await migrateToLatest(ts.store);
+  });
+  after(async () => {
+    for (const m of stores) await m.close();
+    await ts.dispose();
+  });
+
+  test('three processes spending one account at once: exactly the credits, ledger = balance, every lease given back', async () => {
+    const COST = 3;
+    const N = 500;
+    const a = await account(COST * N);
+    const ms = [meter(), meter(), meter()];
+    const results = await Promise.all(Array.from({ length: 4 * N }, (_, i) => call(ms[i % 3]!, a, COST, `r${i}`)));
+    assert.equal(results.filter(Boolean).length, N);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 0);
+    const charges = await ts.store.db.selectFrom('ledger_entries').select(['balance_after', 'request_id']).where('account_id', '=', a).where('kind', '=', 'charge').execute();
+    assert.equal(charges.length, N);
+    // Each charge's balance after is a distinct step down: every charge applied once.
+    assert.deepEqual(charges.map((c) => Number(c.balance_after)).sort((x, y) => x - y), Array.from({ length: N }, (_, i) => i * COST));
+  });
+
+  test('a lease idle in another process does not refuse a call the account can pay', async () => {
+    const a = await account(100);
+    const [one, two] = [meter(), meter()];
+    // The first process leases more than its call needs (a slice), spends 10, keeps the rest.
+    assert.ok(await call(one, a, 10, 'x1'));
+    const leased = (await getBalance(ts.store.db, a))!.reserved;
+    assert.ok(leased > 0, 'the first process keeps a lease');
+    // The second needs what only the first one's idle lease holds: it asks, and gets it.
+    const t0 = Date.now();
+    assert.ok(await call(two, a, 90, 'x2'));
+    assert.ok(Date.now() - t0 < 1_000, `answered in ${Date.now() - t0} ms`);
+    assert.deepEqual(await two.reserve(a, 1), { ok: false, available: 0 });
+    assert.equal((await getBalance(ts.store.db, a))!.balance, 0);
+    assert.equal(await ledgerSum(ts.store.db, a), 0);
+  });
+
+  test('a hold a call still needs is not given away, and the refusal says what is available', async () => {
+    const a = await account(50);
+    const [one, two] = [meter(), meter()];
+    const held = await one.reserve(a, 40);
+    assert.ok(held.ok);
+    const refused = await two.reserve(a, 20);
+    assert.deepEqual(refused, { ok: false, available: 10 });
+    assert.deepEqual(await one.settle(held.reservationId, info('h')), { charged: 40, balance: 10 });
+    assert.ok(await call(two, a, 10, 'h2'));
+    assert.equal((await getBalance(ts.store.db, a))!.balance, 0);
+  });
+
+  test('a lease not renewed expires and is swept back; a charge on a swept lease is taken from the balance if it is there', async () => {
+    const a = await account(30);
+    const m = meter();
+    const r = await m.reserve(a, 10);
+    assert.ok(r.ok);
+    await new Promise((res) => setTimeout(res, 200)); // its first renewal is done; the next in 10 s
+    // As if the process stalled: it stops renewing, its lease expires, another process sweeps it.
+    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    const other = meter();
+    assert.ok((await other.sweep()) >= 1);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 30, reserved: 0 });
+    // The stalled process's charge still goes through, from the available balance.
+    assert.deepEqual(await m.settle(r.reservationId, info('late')), { charged: 10, balance: 20 });
+    assert.ok(await call(other, a, 20, 'rest'));
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 0);
+  });
+});
+
+describe('a killed API process (postgres)', { skip: !pg }, () => {
+  let ts: TestStore;
+  const servers: ServerProcess[] = [];
+  before(async () => {
+    ts = await createTestStore('postgres');
+    await migrateToLatest(ts.store);
+  });
+  after(async () => {
+    for (const s of servers) await s.stop();
+    await ts.dispose();
+  });
+
+  test('its leases (a call in flight among them) are released within a minute: here the lease time plus a sweep', async () => {
+    const COST = 5;
+    const env = { ...ts.env, ROLES: 'api', COSTS: JSON.stringify({ echoHello: COST, getTweet: COST }), CREDIT_LEASE_SECONDS: '2', CREDIT_SWEEP_SECONDS: '0.5', DEMO_LATENCY_MS: '5000' };
+    const doomed = await startServer(env);
+    const survivor = await startServer(env);
+    servers.push(doomed, survivor);
+    const created = await runSdg(['accounts', 'create', '--name', 'k', '--credits', String(COST * 20), '--rate-limit-per-minute', '100000', '--json'], ts.env);
+    const { accountId, apiKey } = JSON.parse(created.stdout) as { accountId: string; apiKey: string };
+    const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
+    const headers = { 'x-api-key': apiKey };
+    // Two calls on the doomed process: one done (its lease keeps the rest of a slice), one in flight
+    // (a tweet the slow source takes 5 s to fetch).
+    assert.equal((await fetch(`${doomed.url}/echo/v1/hello`, { headers })).status, 200);
+    void fetch(`${doomed.url}/social/v1/tweets/${sample.tweetIds[0]}`, { headers }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const leased = (await getBalance(ts.store.db, accountId))!;
+    assert.equal(leased.balance, COST * 19);
+    assert.ok(leased.reserved >= COST * 2, `leased ${leased.reserved}`);
+    await doomed.stop('SIGKILL');
+    const killedAt = Date.now();
+    // Every credit left becomes spendable on the survivor: 19 calls succeed, then 402.
+    let ok = 0;
+    while (ok < 19 && Date.now() - killedAt < 60_000) {
+      const r = await fetch(`${survivor.url}/echo/v1/hello`, { headers });
+      if (r.status === 200) ok++;
+      else assert.equal(r.status, 402);
+    }
+    const took = Date.now() - killedAt;
+    assert.equal(ok, 19);
+    assert.ok(took < 10_000, `released after ${took} ms`);
+    assert.equal((await fetch(`${survivor.url}/echo/v1/hello`, { headers })).status, 402);
+    assert.deepEqual(await getBalance(ts.store.db, accountId), { balance: 0, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, accountId), 0);
+  });
+});
