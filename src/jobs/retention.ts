@@ -4,7 +4,7 @@
 // the latest completed cycle (crawl-status shows it) and any cycle of the last two crawl intervals
 // (a cycle's slot must stay taken while the scheduler could still start it). Rows are deleted in
 // small chunks, each its own short transaction, so the API and the workers are never held up long.
-// Unfinished jobs are never touched. The ledger is money and is kept; export files have their own
+// Stale cached list pages go after a day. Unfinished jobs are never touched. The ledger is money and is kept; export files have their own
 // retention (the object store's).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -21,6 +21,7 @@ export interface RetentionCounts {
   idempotencyKeys: number;
   crawlCycles: number;
   crawlTargets: number;
+  listCache: number;
 }
 
 const affected = (r: { numDeletedRows?: bigint } | { numAffectedRows?: bigint }): number =>
@@ -77,7 +78,7 @@ export async function runRetention(deps: Pick<JobDeps, 'store' | 'config' | 'bul
   const db = deps.store.db;
   const r = deps.config.retention;
   const now = deps.bulk.clock().getTime();
-  const out: RetentionCounts = { batches: 0, batchItems: 0, idempotencyKeys: 0, crawlCycles: 0, crawlTargets: 0 };
+  const out: RetentionCounts = { batches: 0, batchItems: 0, idempotencyKeys: 0, crawlCycles: 0, crawlTargets: 0, listCache: 0 };
 
   const batchCutoff = new Date(now - r.batchDays * DAY).toISOString();
   for (;;) {
@@ -109,6 +110,11 @@ export async function runRetention(deps: Pick<JobDeps, 'store' | 'config' | 'bul
       if (c.cycles === 0) break;
     }
   }
+  // Cached list pages are served only while fresh (CACHE_LIST_SECONDS): a day past that they are
+  // dead weight. One statement (the column has no index, to keep the API's cache writes cheap).
+  signal?.throwIfAborted();
+  const listCutoff = new Date(Date.now() - Math.max(deps.config.cache.listSeconds * 1000, DAY)).toISOString();
+  out.listCache = affected(await db.deleteFrom('list_cache').where('fetched_at', '<', listCutoff).executeTakeFirst());
   return out;
 }
 

@@ -58,6 +58,14 @@ for (const backend of backends()) {
           { account_id: accountId, key: 'fresh', request_hash: 'h', status_code: 201, response_body: '{}', created_at: ago(0.5) },
         ])
         .execute();
+      // The list cache is stamped with the wall clock (the API's), not the service clock.
+      await db
+        .insertInto('list_cache')
+        .values([
+          { key: 'stale', payload: '{}', fetched_at: new Date(Date.now() - 2 * DAY).toISOString() },
+          { key: 'fresh', payload: '{}', fetched_at: new Date().toISOString() },
+        ])
+        .execute();
       const cycle = (id: string, completedDaysAgo: number | null) => ({
         id,
         trigger: 'schedule' as const,
@@ -84,7 +92,7 @@ for (const backend of backends()) {
 
     test('deletes what is old and finished, keeps the rest, and a second pass finds nothing', async () => {
       const counts = await runRetention(deps());
-      assert.deepEqual(counts, { batches: 2, batchItems: 4, idempotencyKeys: 1, crawlCycles: 2, crawlTargets: 2 });
+      assert.deepEqual(counts, { batches: 2, batchItems: 4, idempotencyKeys: 1, crawlCycles: 2, crawlTargets: 2, listCache: 1 });
       const db = t.store.db;
       const batches = (await db.selectFrom('watchlist_batches').select('id').orderBy('id').execute()).map((r) => r.id);
       assert.deepEqual(batches, ['old-queued', 'old-running', 'recent']);
@@ -93,7 +101,8 @@ for (const backend of backends()) {
       assert.deepEqual((await db.selectFrom('idempotency_keys').select('key').execute()).map((r) => r.key), ['fresh']);
       assert.deepEqual((await db.selectFrom('crawl_cycles').select('id').execute()).map((r) => r.id), ['c-recent']);
       assert.deepEqual((await db.selectFrom('crawl_targets').select('cycle_id').execute()).map((r) => r.cycle_id), ['c-recent']);
-      assert.deepEqual(await runRetention(deps()), { batches: 0, batchItems: 0, idempotencyKeys: 0, crawlCycles: 0, crawlTargets: 0 });
+      assert.deepEqual((await db.selectFrom('list_cache').select('key').execute()).map((r) => r.key), ['fresh']);
+      assert.deepEqual(await runRetention(deps()), { batches: 0, batchItems: 0, idempotencyKeys: 0, crawlCycles: 0, crawlTargets: 0, listCache: 0 });
     });
 
     test('the latest completed cycle is kept however old; the periodic task logs its start and end with counts', async () => {
