@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.
+         * @description The account the X-API-Key belongs to: its name, plan, the rate limit that applies to each of its keys and to the account as a whole (requests a minute), and its balance in credits.
          *
          *     **Cost:** free (0 credits).
          */
@@ -538,19 +538,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** Account */
-        Account: {
-            id: string;
-            name: string;
-            planId: string;
-            /** @description null when the plan is no longer configured */
-            planName: string | null;
-            /** @description requests a minute per key: the account's own figure, else its plan's */
-            rateLimitPerMinute: number;
-            balance: number;
-            /** Format: date-time */
-            createdAt: string;
-        };
         /**
          * ApiKey
          * @example {
@@ -1816,7 +1803,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The account. */
+            /** @description The calling account. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1846,7 +1833,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["Account"];
+                        data: {
+                            id: string;
+                            name: string;
+                            planId: string;
+                            /** @description null when the plan is no longer configured */
+                            planName: string | null;
+                            /** @description requests a minute per key: the account's own figure, else its plan's */
+                            rateLimitPerMinute: number;
+                            balance: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
                         meta: components["schemas"]["Meta"];
                     };
                 };
