@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.
+         * @description The account the X-API-Key belongs to: its name, plan, the rate limit that applies to each of its keys and to the account as a whole (requests a minute), and its balance in credits.
          *
          *     **Cost:** free (0 credits).
          */
@@ -538,30 +538,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /**
-         * Account
-         * @example {
-         *       "id": "acc_9fQ2kLm4Xa7PzR1c",
-         *       "name": "Ada Builds",
-         *       "planId": "starter",
-         *       "planName": "Starter",
-         *       "rateLimitPerMinute": 1200,
-         *       "balance": 9900,
-         *       "createdAt": "2025-01-02T09:00:00.000Z"
-         *     }
-         */
-        Account: {
-            id: string;
-            name: string;
-            planId: string;
-            /** @description null when the plan is no longer configured */
-            planName: string | null;
-            /** @description requests a minute per key: the account's own figure, else its plan's */
-            rateLimitPerMinute: number;
-            balance: number;
-            /** Format: date-time */
-            createdAt: string;
-        };
         /**
          * ApiKey
          * @example {
@@ -1892,7 +1868,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The account. */
+            /** @description The calling account. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1907,13 +1883,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": "acc_9fQ2kLm4Xa7PzR1c",
-                     *         "name": "Ada Builds",
-                     *         "planId": "starter",
-                     *         "planName": "Starter",
-                     *         "rateLimitPerMinute": 1200,
-                     *         "balance": 9900,
-                     *         "createdAt": "2025-01-02T09:00:00.000Z"
+                     *         "id": "text",
+                     *         "name": "text",
+                     *         "planId": "text",
+                     *         "planName": "text",
+                     *         "rateLimitPerMinute": 1,
+                     *         "balance": 1,
+                     *         "createdAt": "2025-01-31T12:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "requestId": "req_Xk2f9Qa81LmZ3",
@@ -1922,7 +1898,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["Account"];
+                        data: {
+                            id: string;
+                            name: string;
+                            planId: string;
+                            /** @description null when the plan is no longer configured */
+                            planName: string | null;
+                            /** @description requests a minute per key: the account's own figure, else its plan's */
+                            rateLimitPerMinute: number;
+                            balance: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
                         meta: components["schemas"]["Meta"];
                     };
                 };

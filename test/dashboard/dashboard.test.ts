@@ -279,13 +279,19 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     assert.deepEqual(await endpoints(), ['getCommunity']);
   });
 
-  test('a username from the store that holds HTML is shown as text', async () => {
+  test('a username from the store that holds HTML is shown as text, and that account is removed', async () => {
     await g.h.deps.store.db.insertInto('watchlist_entries').values({ account_id: g.account.accountId, social_user_id: '1', username: HTML_USERNAME, added_at: new Date().toISOString() }).execute();
     await go('Crawl', 'last-cycle');
     await go('Watchlist', 'watchlist');
     const cell = page.getByTestId('watchlist').getByRole('cell', { name: HTML_USERNAME, exact: true });
     await cell.waitFor();
     assert.equal(await page.getByTestId('watchlist').locator('script').count(), 0);
+
+    await page.getByRole('button', { name: `Stop watching ${HTML_USERNAME}` }).click();
+    await cell.waitFor({ state: 'detached', timeout: 30_000 });
+    const left = await g.h.deps.store.db.selectFrom('watchlist_entries').select('social_user_id').where('account_id', '=', g.account.accountId).execute();
+    assert.equal(left.length, 3);
+    assert.ok(!left.some((e) => e.social_user_id === '1'));
   });
 
   test('nothing ran that should not have: no script from markup, no key in a URL, no CSP report', async () => {

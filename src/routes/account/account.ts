@@ -14,7 +14,7 @@ export const AccountView = Type.Object({
   rateLimitPerMinute: Type.Integer({ description: "requests a minute per key: the account's own figure, else its plan's" }),
   balance: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
-}, { title: 'Account' });
+});
 
 export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>): void {
   app.get(
@@ -24,8 +24,8 @@ export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>):
         operationId: 'getAccount',
         tags: ['account'],
         summary: 'The calling account: plan, rate limit and balance.',
-        description: "The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.",
-        response: { 200: single(AccountView, 'The account.') },
+        description: 'The account the X-API-Key belongs to: its name, plan, the rate limit that applies to each of its keys and to the account as a whole (requests a minute), and its balance in credits.',
+        response: { 200: single(AccountView, 'The calling account.') },
       },
       config: { errors: ['not_found'] },
     },

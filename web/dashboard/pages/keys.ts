@@ -17,11 +17,7 @@ interface NewKey extends KeyView {
   key: string | null;
 }
 
-/** The list as a page, whether the gateway answers it whole ({ data: { keys } }) or paginated. */
-async function loadKeys(cursor: string | undefined): Promise<Page<KeyView>> {
-  const r = await api<Page<KeyView> | Single<{ keys: KeyView[] }>>(`/api/v1/api-keys${query({ cursor, limit: cursor === undefined ? undefined : 50 })}`);
-  return 'items' in r ? r : { items: r.data.keys, hasNextPage: false, nextCursor: null };
-}
+const loadKeys = (cursor: string | undefined) => api<Page<KeyView>>(`/api/v1/api-keys${query({ cursor, limit: 20 })}`);
 
 function NewKeyBox({ created, onDone }: { created: NewKey; onDone: () => void }): VNode {
   const [copied, setCopied] = useState<string>();
@@ -132,5 +128,5 @@ export function KeysPage(): VNode {
         </tbody>
       </table>
     <//>
-    ${paged.page?.hasNextPage || paged.pageNumber > 1 ? html`<${Pager} paged=${paged} label="Keys" />` : null}`;
+    <${Pager} paged=${paged} label="Keys" />`;
 }
