@@ -40,9 +40,15 @@ try {
   // Waits for a cycle under way, to show its progress bar.
   await page.locator('#crawl-progress').waitFor({ timeout: 60_000 }).catch(() => undefined);
   await page.screenshot({ path: join(docs, 'dashboard-crawl.png'), fullPage: true });
+  // The watchlist right after a pasted list's batch completed, with each item's outcome.
+  await page.goto(`${g.base}/dashboard#/watchlist`);
+  await page.getByLabel('Usernames or numeric ids to watch').fill(`@${s.usernames[0]}\n${s.usernames[3]}\n${s.usernames[4]}\nnobody_by_this_name`);
+  await page.getByRole('button', { name: 'Add to watchlist' }).click();
+  await page.getByRole('heading', { name: /Batch 1 of 1: completed/ }).waitFor({ timeout: 60_000 });
+  await sleep(500);
+  await page.screenshot({ path: join(docs, 'dashboard-watchlist.png'), fullPage: true });
   for (const [id, wait] of [
     ['keys', 'keys'],
-    ['watchlist', 'watchlist'],
     ['exports', 'exports'],
     ['usage', 'ledger'],
   ] as const) {

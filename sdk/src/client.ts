@@ -1,7 +1,7 @@
 // SdgClient: one method per operation of the gateway's API, typed from the generated schema
 // (src/schema.d.ts), on openapi-fetch over a fetch that retries (transport.ts).
 import createClient, { type Client } from 'openapi-fetch';
-import { apiErrorFrom, NetworkError, SdgError } from './errors.js';
+import { apiErrorFrom, isAbort, NetworkError, SdgError } from './errors.js';
 import { downloadExport, exportToFile, type DownloadOptions, type DownloadedExport, type ExportToFileOptions } from './export-file.js';
 import { Paginator, type IterateOptions } from './paginate.js';
 import { metaOf, type Result } from './result.js';
@@ -311,7 +311,7 @@ export class SdgClient {
     try {
       r = await call;
     } catch (error) {
-      if (error instanceof SdgError || (error instanceof Error && error.name === 'AbortError')) throw error;
+      if (error instanceof SdgError || isAbort(error)) throw error;
       throw new NetworkError(`Request to ${this.options.baseUrl} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     if (!r.response.ok || r.data === undefined) throw apiErrorFrom(r.response, r.error);

@@ -1,28 +1,11 @@
 import { parseRetryAfter } from './retry-after.js';
+import type { components } from './schema.js';
 
 // Typed errors: one class per kind of failure, picked by the envelope's stable `code`, so callers
 // can `catch (e) { if (e instanceof InsufficientCreditsError) … }` or switch on `e.code`.
 
-/** The codes the gateway answers in its error envelope. */
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_cursor'
-  | 'invalid_date_range'
-  | 'missing_api_key'
-  | 'invalid_api_key'
-  | 'insufficient_credits'
-  | 'protected_account'
-  | 'not_found'
-  | 'export_not_ready'
-  | 'idempotency_conflict'
-  | 'open_jobs_limit_reached'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'upstream_error'
-  | 'upstream_unavailable'
-  | 'upstream_timeout'
-  | 'internal_error';
+/** The codes the gateway answers in its error envelope (the document's ErrorCode). */
+export type ErrorCode = components['schemas']['ErrorCode'];
 
 /** Base of every error the SDK throws. */
 export class SdgError extends Error {
@@ -68,11 +51,11 @@ export class InsufficientCreditsError extends SdgApiError {
 export class ProtectedAccountError extends SdgApiError {
   override name = 'ProtectedAccountError';
 }
-/** 404: unknown user, tweet, community, batch, export, key or route (or another account's). */
+/** 404: unknown user, tweet, community, batch, export, key or route (or another account's); an expired export's file. */
 export class NotFoundError extends SdgApiError {
   override name = 'NotFoundError';
 }
-/** 409: an export not ready for download, an Idempotency-Key reused with another request, too many unfinished batches or exports. */
+/** 409: an export not ready for download, an Idempotency-Key reused with another request, too many unfinished batches or exports, or keys. */
 export class ConflictError extends SdgApiError {
   override name = 'ConflictError';
 }
@@ -111,9 +94,16 @@ export class ExportError extends SdgError {
   }
 }
 
+/** An error from an AbortSignal (abort() or AbortSignal.timeout()): passed through as it came. */
+export function isAbort(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
 type ApiErrorClass = new (...args: ConstructorParameters<typeof SdgApiError>) => SdgApiError;
 
-const byCode: Record<string, ApiErrorClass> = {
+// Every code of the document has its class: a new code fails the SDK's build until it is placed here.
+const byCode: Record<ErrorCode, ApiErrorClass> = {
   invalid_request: InvalidRequestError,
   invalid_cursor: InvalidRequestError,
   invalid_date_range: InvalidRequestError,
@@ -124,13 +114,16 @@ const byCode: Record<string, ApiErrorClass> = {
   insufficient_credits: InsufficientCreditsError,
   protected_account: ProtectedAccountError,
   not_found: NotFoundError,
+  export_expired: NotFoundError,
   export_not_ready: ConflictError,
   idempotency_conflict: ConflictError,
   open_jobs_limit_reached: ConflictError,
+  key_limit_reached: ConflictError,
   rate_limited: RateLimitedError,
   upstream_error: UpstreamError,
   upstream_unavailable: UpstreamError,
   upstream_timeout: UpstreamError,
+  internal_error: SdgApiError,
 };
 
 function classForStatus(status: number): ApiErrorClass {
@@ -160,6 +153,6 @@ export function apiErrorFrom(response: Response, body: unknown): SdgApiError {
   const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
   // Retry-After is a header; the typed error carries it even when the body does not.
   const withRetry = retryAfter !== undefined && details?.retryAfterSeconds === undefined ? { ...details, retryAfterSeconds: retryAfter } : details;
-  const Cls = byCode[code] ?? classForStatus(response.status);
+  const Cls = (byCode as Record<string, ApiErrorClass | undefined>)[code] ?? classForStatus(response.status);
   return new Cls(message, response.status, code, requestId, withRetry);
 }

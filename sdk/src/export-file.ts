@@ -7,7 +7,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CallOptions, PostOptions, SdgClient } from './client.js';
-import { apiErrorFrom, ExportError, NetworkError } from './errors.js';
+import { apiErrorFrom, ExportError, isAbort, NetworkError } from './errors.js';
 import type { BodyOf, ExportDownload, ExportRecord } from './types.js';
 
 export interface DownloadProgress {
@@ -39,7 +39,7 @@ export async function downloadExport(client: SdgClient, id: string, path: string
   try {
     res = await client.fetch(link.url, { signal: o.signal });
   } catch (error) {
-    if (error instanceof NetworkError || (error instanceof Error && error.name === 'AbortError')) throw error;
+    if (error instanceof NetworkError || isAbort(error)) throw error;
     throw new NetworkError(`Could not download export ${id}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   if (!res.ok || !res.body) {

@@ -13,9 +13,9 @@ export interface IterateOptions {
 }
 
 export class Paginator<T> implements AsyncIterable<T> {
-  /** Pages fetched so far. */
+  /** Pages fetched so far in this run. */
   pages = 0;
-  /** Credits all fetched pages cost. */
+  /** Credits the pages of this run cost. */
   creditsCharged = 0;
   /** The balance after the last page, when the gateway said. */
   creditsRemaining: number | undefined;
@@ -29,6 +29,9 @@ export class Paginator<T> implements AsyncIterable<T> {
 
   /** Each page with its meta (credits, request id), in order. */
   async *byPage(): AsyncGenerator<Result<Page<T>>> {
+    // Each run starts over from the first page (or the given cursor), and so do its counts.
+    this.pages = 0;
+    this.creditsCharged = 0;
     let cursor = this.opts.cursor;
     for (;;) {
       const page = await this.fetchPage(cursor);

@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * The calling account: plan, rate limit and balance.
-         * @description The account the key belongs to: its name, plan, the requests a minute each of its keys may make, and its credit balance.
+         * @description The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.
          *
          *     **Cost:** free (0 credits).
          */
@@ -147,7 +147,7 @@ export interface paths {
         };
         /**
          * Calls and credits per endpoint per hour or day, summed from the ledger.
-         * @description Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.
+         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.
          *
          *     **Cost:** free (0 credits).
          */
@@ -1189,6 +1189,32 @@ export interface components {
             views: number;
             bookmarks: number;
         };
+        /** UsageBucket */
+        UsageBucket: {
+            /**
+             * Format: date-time
+             * @description in from's offset
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description exclusive; the last bucket ends at to
+             */
+            end: string;
+            calls: number;
+            credits: number;
+            /** @description only endpoints with calls in this bucket */
+            endpoints: components["schemas"]["UsageCount"][];
+        };
+        /** UsageCount */
+        UsageCount: {
+            /** @description the route's operationId, e.g. getTweet */
+            endpoint: string;
+            /** @description charged calls */
+            calls: number;
+            /** @description credits charged */
+            credits: number;
+        };
         /**
          * UsageRecord
          * @example {
@@ -1272,34 +1298,9 @@ export interface components {
             /** @description credits charged in the whole window */
             credits: number;
             /** @description totals per endpoint over the window, most credits first */
-            endpoints: {
-                /** @description the route's operationId, e.g. getTweet */
-                endpoint: string;
-                calls: number;
-                credits: number;
-            }[];
+            endpoints: components["schemas"]["UsageCount"][];
             /** @description every bucket of the window in order, empty ones included */
-            buckets: {
-                /**
-                 * Format: date-time
-                 * @description in from's offset
-                 */
-                start: string;
-                /**
-                 * Format: date-time
-                 * @description exclusive; the last bucket ends at to
-                 */
-                end: string;
-                calls: number;
-                credits: number;
-                /** @description only endpoints with calls in this bucket */
-                endpoints: {
-                    /** @description the route's operationId, e.g. getTweet */
-                    endpoint: string;
-                    calls: number;
-                    credits: number;
-                }[];
-            }[];
+            buckets: components["schemas"]["UsageBucket"][];
         };
         /**
          * WalletBalance
@@ -2324,7 +2325,7 @@ export interface operations {
                 limit?: number;
                 /**
                  * @description only this endpoint's charges (an operationId, e.g. getTweet)
-                 * @example text
+                 * @example getTweet
                  */
                 endpoint?: string;
             };
@@ -2403,16 +2404,16 @@ export interface operations {
             query: {
                 /**
                  * @description ISO 8601 with an offset or Z; the first bucket starts here (inclusive)
-                 * @example 2025-01-25T00:00:00Z
+                 * @example 2026-11-20T00:00:00+01:00
                  */
                 from: string;
                 /**
                  * @description ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day
-                 * @example 2025-02-01T00:00:00Z
+                 * @example 2026-11-27T00:00:00+01:00
                  */
                 to: string;
                 /**
-                 * @description bucket size
+                 * @description the width of a bucket
                  * @example day
                  */
                 granularity?: "hour" | "day";
@@ -2423,7 +2424,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The summary of the window. */
+            /** @description Calls and credits per bucket and endpoint. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -79,6 +79,10 @@ export async function writeExport(
   });
   // On any error (a failed read, an abort) every stage is destroyed, so the put fails and stores nothing.
   const body = pipeline(Readable.from(lines()), createGzip({ level: opts.gzipLevel ?? 6 }), meter, () => undefined);
+  // The put learns of a failure through its own read of the body; this listener only keeps an abort
+  // that lands before the put has started reading (or after pipeline let go of it) from being an
+  // unhandled 'error' event, which would crash the process (a worker stopping mid-export).
+  body.on('error', () => undefined);
   const onAbort = () => body.destroy(opts.signal.reason as Error);
   opts.signal.addEventListener('abort', onAbort, { once: true });
   try {

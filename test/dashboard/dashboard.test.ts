@@ -175,6 +175,14 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await page.getByRole('button', { name: 'I have copied it' }).click();
     await page.getByTestId('new-key-secret').waitFor({ state: 'detached' }); // the secret is not shown again
 
+    // The new key signs in another tab (each tab keeps its own key), where it is marked as that tab's.
+    const other = await browser.context.newPage();
+    await other.goto(`${g.base}/dashboard#/keys`);
+    await other.getByLabel('API key').fill(secret);
+    await other.getByRole('button', { name: 'Sign in' }).click();
+    await other.locator('tr', { hasText: HTML_NAME }).getByText('this session').waitFor();
+    assert.equal(await other.locator('tr', { hasText: HTML_NAME }).locator('img, b').count(), 0);
+
     // The question takes the focus on its safe answer; Escape cancels and the key still works.
     await row.getByRole('button', { name: /^Revoke/ }).click();
     await page.waitForFunction(() => (globalThis as unknown as InPage).document.activeElement?.textContent === 'Cancel', undefined, { timeout: 5_000 });
@@ -186,6 +194,12 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await row.getByText(/^revoked/).waitFor();
     const refused = await g.call('/echo/v1/hello', { key: secret });
     assert.equal(refused.status, 401);
+
+    // The other tab's next call is refused: it signs out, saying why, and forgets the key.
+    await other.getByRole('link', { name: 'Overview', exact: true }).click();
+    await other.getByRole('status').filter({ hasText: 'You were signed out: The API key is not valid' }).waitFor();
+    assert.equal(await other.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
+    await other.close();
   });
 
   test('three usernames are added in a batch whose outcomes show as it completes; a pasted line with HTML is refused as text', async () => {

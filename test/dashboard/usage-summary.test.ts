@@ -2,7 +2,7 @@
 // granularity, endpoint and offset, with empty windows and bad input included.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { DemoSource } from '../../src/sources/demo/demo-source.js';
+import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample } from '../../src/sources/demo/sample.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, json, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
@@ -162,7 +162,8 @@ for (const backend of backends()) {
     test('real charges made through the gateway show up under their endpoint', async () => {
       const c = await h.account({ credits: 1_000 });
       const before = Date.now();
-      const sample = demoSample(h.deps.source as DemoSource, new Date());
+      // A twin of the demo network behind the gateway (deterministic from its seed) names ids that exist.
+      const sample = demoSample(new DemoSource({ seed: h.config.source.demo.seed, userCount: h.config.source.demo.userCount }), new Date());
       const urls = [`/social/v1/users/by/username/${sample.usernames[0]}`, `/social/v1/tweets/${sample.tweetIds[0]}`, `/social/v1/tweets/${sample.tweetIds[1]}`, '/social/v1/users/by/username/x'];
       for (const url of urls) {
         const r = await h.app.inject({ url, headers: { 'x-api-key': c.apiKey } });

@@ -106,12 +106,21 @@ describe('sdg-client', () => {
     assert.equal(withRevoked.code, exitCodes.auth);
   });
 
-  test('watchlist add from a file in batches, list, remove; crawl status; export downloaded and verified', async () => {
+  test('watchlist add from files in batches of 100, list, remove; crawl status; export downloaded and verified', async () => {
     const names = join(dir, 'names.txt');
     writeFileSync(names, `# accounts to watch\n@${g.sample.usernames[2]}\n${g.sample.usernames[3]}\n\nno_such_user_zz\n`);
     const added = await cli(['watchlist', 'add', '--file', names, '--json'], env);
     assert.equal(added.code, 0, added.stderr);
     assert.deepEqual(JSON.parse(added.stdout).counts, { added: 2, not_found: 1 });
+    // A file of more than 100 accounts goes in batches of 100.
+    const many = join(dir, 'many.txt');
+    writeFileSync(many, [g.sample.usernames[2], ...Array.from({ length: 100 }, (_, i) => `nobody_here_${i}`)].join('\n'));
+    const batched = await cli(['watchlist', 'add', '-f', many, '--json'], env);
+    assert.equal(batched.code, 0, batched.stderr);
+    const b = JSON.parse(batched.stdout) as { counts: Record<string, number>; batchIds: string[]; items: unknown[] };
+    assert.equal(b.batchIds.length, 2);
+    assert.equal(b.items.length, 101);
+    assert.deepEqual(b.counts, { already_present: 1, not_found: 100 });
     const listed = await cli(['watchlist', 'list', '--json'], env);
     assert.deepEqual(new Set(jsonLines(listed.stdout).map((e) => e.socialUserId)), new Set([g.sample.userIds[2], g.sample.userIds[3]]));
     const removed = await cli(['watchlist', 'remove', g.sample.userIds[3]!], env);

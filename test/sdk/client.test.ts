@@ -64,6 +64,15 @@ describe('SdgClient', () => {
     const mid = await client.userTweets(userId, { sinceId: ids[ids.length - 1], untilId: ids[0] }).toArray();
     assert.deepEqual(mid.map((t) => t.id), ids.slice(1, -1));
 
+    // A kept nextCursor resumes where a run stopped, with the filters it was issued with.
+    const firstPage = client.userTweets(userId, { startTime: start.toISOString(), endTime: end.toISOString(), limit: 7 });
+    for await (const page of firstPage.byPage()) {
+      assert.equal(page.data.items.length, 7);
+      break;
+    }
+    const rest = await client.userTweets(userId, { startTime: start.toISOString(), endTime: end.toISOString(), limit: 7, cursor: firstPage.nextCursor! }).toArray();
+    assert.deepEqual(rest.map((t) => t.id), tweets.slice(7).map((t) => t.id));
+
     // maxItems stops early, and the first page of 100 is the only one fetched.
     const few = client.userTweets(userId, { maxItems: 3 });
     assert.equal((await few.toArray()).length, 3);

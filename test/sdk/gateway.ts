@@ -48,8 +48,22 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ga
       bg ??= await start();
     },
     async close() {
+      // Jobs still queued are let finish first: a test ends on its assertions, not mid-export.
+      if (bg) await idle(h);
       await bg?.stop();
       await h.close();
     },
   };
+}
+
+/** Waits (at most 10 s) until no export or watchlist batch is queued or running. */
+async function idle(h: Harness): Promise<void> {
+  const db = h.deps.store.db;
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const exports = await db.selectFrom('exports').select('id').where('status', 'in', ['queued', 'running']).limit(1).execute();
+    const batches = await db.selectFrom('watchlist_batches').select('id').where('status', 'in', ['queued', 'processing']).limit(1).execute();
+    if (exports.length === 0 && batches.length === 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

@@ -312,6 +312,15 @@ describe('XSource HTTP failures', () => {
     assert.match(warned[0]!.msg, /X refused the request for user 40040 with HTTP 400 \(rejected parameter: user\.fields\)/);
   });
 
+  it('the readiness probe: @X answers → ready; a 404 means X_BASE_URL is not the X API; a 401 names X_BEARER_TOKEN', async () => {
+    server.on('/2/users/by/username/X', { file: 'user-post-era.json' });
+    await source().probe();
+    server.on('/2/users/by/username/X', { status: 404, json: { title: 'Not Found Error', status: 404 } });
+    await rejectsWith(source().probe(), 'bad_response', /X_BASE_URL \(http:\/\/127\.0\.0\.1:\d+\) says @X does not exist: is it the X API\?/);
+    server.on('/2/users/by/username/X', { status: 401, file: 'problem-401.json' });
+    await rejectsWith(source().probe(), 'rejected', /check X_BEARER_TOKEN/);
+  });
+
   it('unparseable or malformed answers are bad responses', async () => {
     server.on('/2/users/1', { text: '<html>oops</html>' });
     await rejectsWith(source().getUserById('1'), 'bad_response');

@@ -24,7 +24,7 @@ export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>):
         operationId: 'getAccount',
         tags: ['account'],
         summary: 'The calling account: plan, rate limit and balance.',
-        description: 'The account the key belongs to: its name, plan, the requests a minute each of its keys may make, and its credit balance.',
+        description: "The account the key belongs to: its name, its plan, the requests a minute each of its keys may make (the account's own figure, else its plan's), and its balance. The dashboard's overview shows these.",
         response: { 200: single(AccountView, 'The account.') },
       },
       config: { errors: ['not_found'] },

@@ -5,14 +5,17 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 
-const Count = Type.Object({ endpoint: Type.String({ description: "the route's operationId, e.g. getTweet" }), calls: Type.Integer(), credits: Type.Integer() });
+const Count = Type.Object(
+  { endpoint: Type.String({ description: "the route's operationId, e.g. getTweet" }), calls: Type.Integer({ description: 'charged calls' }), credits: Type.Integer({ description: 'credits charged' }) },
+  { title: 'UsageCount' },
+);
 const Bucket = Type.Object({
   start: Type.String({ format: 'date-time', description: "in from's offset" }),
   end: Type.String({ format: 'date-time', description: 'exclusive; the last bucket ends at to' }),
   calls: Type.Integer(),
   credits: Type.Integer(),
   endpoints: Type.Array(Count, { description: 'only endpoints with calls in this bucket' }),
-});
+}, { title: 'UsageBucket' });
 export const UsageSummary = Type.Object({
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),
@@ -25,13 +28,13 @@ export const UsageSummary = Type.Object({
 
 const Query = Type.Object(
   {
-    from: Type.String({ maxLength: 64, description: 'ISO 8601 with an offset or Z; the first bucket starts here (inclusive)', examples: ['2025-01-25T00:00:00Z'] }),
+    from: Type.String({ maxLength: 64, description: 'ISO 8601 with an offset or Z; the first bucket starts here (inclusive)', examples: ['2026-11-20T00:00:00+01:00'] }),
     to: Type.String({
       maxLength: 64,
       description: 'ISO 8601 with an offset or Z, after from (exclusive); at most 31 days after from by hour, 366 by day',
-      examples: ['2025-02-01T00:00:00Z'],
+      examples: ['2026-11-27T00:00:00+01:00'],
     }),
-    granularity: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day', description: 'bucket size', examples: ['day'] })),
+    granularity: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day', description: 'the width of a bucket', examples: ['day'] })),
   },
   { additionalProperties: false },
 );
@@ -45,9 +48,9 @@ export function registerUsageSummary(app: App, deps: Pick<Deps, 'store'>): void 
         tags: ['account'],
         summary: 'Calls and credits per endpoint per hour or day, summed from the ledger.',
         description:
-          'Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.',
+          'Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.',
         querystring: Query,
-        response: { 200: single(UsageSummary, 'The summary of the window.') },
+        response: { 200: single(UsageSummary, 'Calls and credits per bucket and endpoint.') },
       },
     },
     async (request) => {

@@ -20,7 +20,7 @@ export const LedgerEntry = Type.Object({
 }, { title: 'UsageRecord' });
 
 const UsageQuery = Type.Object(
-  { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)" })) },
+  { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)", examples: ['getTweet'] })) },
   { additionalProperties: false },
 );
 

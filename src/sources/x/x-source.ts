@@ -70,9 +70,14 @@ export class XSource implements DataSource {
     return this.dialectNow;
   }
 
-  /** A user lookup (@X): it shows that X answers and accepts the token. */
+  /** A user lookup (@X, which exists): it shows that X answers and accepts the token. */
   async probe(call?: CallOptions): Promise<void> {
-    await this.get('/2/users/by/username/:username', '/2/users/by/username/X', () => ({}), 'the readiness probe (user @X)', call?.signal);
+    try {
+      await this.get('/2/users/by/username/:username', '/2/users/by/username/X', () => ({}), 'the readiness probe (user @X)', call?.signal);
+    } catch (err) {
+      if (err instanceof SourceError && err.kind === 'not_found') throw new SourceError('bad_response', `X_BASE_URL (${this.baseUrl}) says @X does not exist: is it the X API?`, undefined, err.upstream);
+      throw err;
+    }
   }
 
   async getUserByUsername(username: string, call?: CallOptions): Promise<SocialProfile> {
