@@ -675,7 +675,14 @@ export interface components {
             bannerUrl: string | null;
             creatorId: string | null;
         };
-        /** CommunityRule */
+        /**
+         * CommunityRule
+         * @example {
+         *       "id": "1",
+         *       "name": "Stay on topic",
+         *       "description": "Posts are about open data."
+         *     }
+         */
         CommunityRule: {
             id: string;
             name: string;
@@ -827,7 +834,12 @@ export interface components {
             error: string | null;
             expiredAt: string | null;
         };
-        /** ExportNotReadyDetails */
+        /**
+         * ExportNotReadyDetails
+         * @example {
+         *       "status": "running"
+         *     }
+         */
         ExportNotReadyDetails: {
             /** @description the export’s status now */
             status: string;
@@ -849,7 +861,13 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
         };
-        /** InsufficientCreditsDetails */
+        /**
+         * InsufficientCreditsDetails
+         * @example {
+         *       "required": 100,
+         *       "balance": 40
+         *     }
+         */
         InsufficientCreditsDetails: {
             /** @description credits this call costs */
             required: number;
@@ -858,7 +876,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** Media */
+        /**
+         * Media
+         * @example {
+         *       "id": "3_1885331919000000000",
+         *       "type": "photo",
+         *       "url": "https://images.example.com/media/1885331919.jpg",
+         *       "previewImageUrl": null,
+         *       "width": 1200,
+         *       "height": 800,
+         *       "altText": "A chart of exports per day"
+         *     }
+         */
         Media: {
             id: string;
             /** @enum {string} */
@@ -927,7 +956,17 @@ export interface components {
             keyLimit?: number;
             description: string;
         };
-        /** ProfileMetrics */
+        /**
+         * ProfileMetrics
+         * @example {
+         *       "followers": 1520,
+         *       "following": 310,
+         *       "tweets": 4821,
+         *       "listed": 12,
+         *       "likes": 9102,
+         *       "media": 230
+         *     }
+         */
         ProfileMetrics: {
             followers: number;
             following: number;
@@ -936,7 +975,13 @@ export interface components {
             likes: number;
             media: number;
         };
-        /** RateLimitedDetails */
+        /**
+         * RateLimitedDetails
+         * @example {
+         *       "scope": "key",
+         *       "retryAfterSeconds": 12
+         *     }
+         */
         RateLimitedDetails: {
             /**
              * @description which limit was reached: the key’s, the account’s, or the per-address limit on requests without a valid key
@@ -1101,7 +1146,17 @@ export interface components {
             /** @description id of the retweeted tweet */
             retweetedTweetId: string | null;
         };
-        /** TweetMetrics */
+        /**
+         * TweetMetrics
+         * @example {
+         *       "retweets": 12,
+         *       "replies": 4,
+         *       "likes": 180,
+         *       "quotes": 2,
+         *       "views": 5400,
+         *       "bookmarks": 9
+         *     }
+         */
         TweetMetrics: {
             retweets: number;
             replies: number;
@@ -1223,7 +1278,19 @@ export interface components {
             /** @description every bucket of the window in order, empty ones included */
             buckets: components["schemas"]["UsageBucket"][];
         };
-        /** WalletBalance */
+        /**
+         * WalletBalance
+         * @example {
+         *       "address": "0x90F8bf6A479f320ead074411a4B0e7944Ea8c9C1",
+         *       "chain": "ethereum",
+         *       "chainId": 1,
+         *       "balance": "1000000000000000000000",
+         *       "decimals": 18,
+         *       "symbol": "ETH",
+         *       "formatted": "1000",
+         *       "blockNumber": 19000000
+         *     }
+         */
         WalletBalance: {
             /**
              * @description EIP-55 checksummed address.

@@ -55,8 +55,9 @@ export function openapiOptions(config: Pick<Config, 'publicBaseUrl' | 'port'>): 
         securitySchemes: {
           ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key of the calling account (sdg_live_…); create more with POST /api/v1/api-keys.' },
         },
-        // Plain JSON here; its checks are redocly and spectral (npm run lint:openapi).
+        // The envelope every error response refers to (no route answers it whole), as plain JSON.
         schemas: { ErrorEnvelope: JSON.parse(JSON.stringify(ErrorEnvelope)) },
+        // Plain JSON, outside the library's types; checked by npm run lint:openapi.
         headers: sharedHeaders as never,
         parameters: sharedParameters as never,
       },
