@@ -41,6 +41,13 @@ const CONTENDED_MS = 5_000;
 const ASK_DEADLINE_MS = 2_000;
 /** Charges per group statement, at most. */
 const MAX_GROUP = 2_000;
+/**
+ * Group statements in flight at once: a charge settled while one is being committed need not wait
+ * for it to end (the round trips overlap; the account rows' locks still order the debits).
+ */
+const GROUPS_IN_FLIGHT = 4;
+/** Retries of a group statement that Postgres chose as a deadlock's victim (it wrote nothing). */
+const DEADLOCK_RETRIES = 3;
 
 export interface PostgresMeterOptions {
   /** A lease not renewed for this long expires (CREDIT_LEASE_SECONDS). */
@@ -99,7 +106,8 @@ export class PostgresMeterStore implements MeterStore {
   private readonly leases = new Map<string, AccountLease>();
   private readonly holds = new Map<string, Hold>();
   private pending: PendingCharge[] = [];
-  private writing = false;
+  /** Group statements in flight. */
+  private writing = 0;
   private flushScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private lastRenewAt = 0;
@@ -184,7 +192,7 @@ export class PostgresMeterStore implements MeterStore {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    while (this.writing || this.pending.length > 0) await sleep(5);
+    while (this.writing > 0 || this.pending.length > 0) await sleep(5);
     for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held);
   }
 
@@ -329,7 +337,7 @@ export class PostgresMeterStore implements MeterStore {
   // ---- Charging ----------------------------------------------------------------------------------
 
   private scheduleFlush(): void {
-    if (this.writing || this.flushScheduled) return;
+    if (this.writing >= GROUPS_IN_FLIGHT || this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
@@ -339,8 +347,8 @@ export class PostgresMeterStore implements MeterStore {
 
   // One group: the charges settled since the last one began, in one statement.
   private async flush(): Promise<void> {
-    if (this.writing || this.pending.length === 0) return;
-    this.writing = true;
+    if (this.writing >= GROUPS_IN_FLIGHT || this.pending.length === 0) return;
+    this.writing++;
     const batch = this.pending.length > MAX_GROUP ? this.pending.splice(0, MAX_GROUP) : this.pending;
     if (batch === this.pending) this.pending = [];
     try {
@@ -349,7 +357,7 @@ export class PostgresMeterStore implements MeterStore {
       if (leased.length > 0) await this.chargeLeased(leased);
       for (const c of lost) await this.chargeDirect(c);
     } finally {
-      this.writing = false;
+      this.writing--;
       if (this.pending.length > 0) this.scheduleFlush();
     }
   }
@@ -371,14 +379,23 @@ export class PostgresMeterStore implements MeterStore {
     const ids = [...totals.keys()].sort();
     let rows: Array<{ id: string; balance: number }>;
     try {
-      rows = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), {
+      const entries = {
         accountIds: batch.map((c) => c.hold.lease.accountId),
         amounts: batch.map((c) => c.hold.amount),
         later: offsets,
         requestIds: batch.map((c) => c.info.requestId),
         keyIds: batch.map((c) => c.info.keyId),
         endpoints: batch.map((c) => c.info.endpoint),
-      });
+      };
+      for (let attempt = 0; ; attempt++) {
+        try {
+          rows = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), entries);
+          break;
+        } catch (err) {
+          // Accounts are locked in id order, so this is not expected; if it happens, nothing was written.
+          if ((err as { code?: string }).code !== '40P01' || attempt >= DEADLOCK_RETRIES) throw err;
+        }
+      }
     } catch (err) {
       if (isLeaseGone(err)) {
         // Some lease of the group was swept (this process stalled): nothing was written. Give back
