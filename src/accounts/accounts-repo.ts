@@ -43,14 +43,16 @@ export async function createKey(
   return { id, key, prefix, createdAt, name };
 }
 
-export async function listKeys(db: Kysely<Database>, accountId: string): Promise<ApiKeyView[]> {
-  const rows = await db
-    .selectFrom('api_keys')
-    .select(['id', 'name', 'prefix', 'created_at', 'revoked_at'])
-    .where('account_id', '=', accountId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+export interface KeyPosition {
+  createdAt: string;
+  id: string;
+}
+
+/** Newest first, keyset on (created_at, id); `limit + 1` rows (the extra one says a next page exists). */
+export async function keysPage(db: Kysely<Database>, accountId: string, limit: number, before?: KeyPosition): Promise<ApiKeyView[]> {
+  let q = db.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at', 'revoked_at']).where('account_id', '=', accountId);
+  if (before) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
+  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   return rows.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at }));
 }
 

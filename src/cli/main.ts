@@ -1,14 +1,20 @@
 // The operator command line `sdg` (docs/spec/contract.md, section 12). Every command reads the same DATA_DIR /
 // DATABASE_URL as the server and works while it runs.
 import { Command, Option } from 'commander';
-import { createAccount, createKey, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
+import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
+import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
+import { OpaqueIds } from '../domain/opaque-ids.js';
+import { resolveSecret } from '../wiring/secret.js';
+import { findJob } from './jobs-show.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
-import { getBalance, grant } from '../credits/credits-repo.js';
+import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
 import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { CliError, parsePositiveInt, print } from './output.js';
+import { CliError, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
+import { explainStartupError } from './startup-errors.js';
+import { humanStream } from './log-format.js';
 import { DemoSource } from '../sources/demo/demo-source.js';
 import { demoSample } from '../sources/demo/sample.js';
 
@@ -25,22 +31,28 @@ async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): P
 
 const program = new Command('sdg').description('Social Data Gateway operator command line').showHelpAfterError();
 
-program.command('serve').description('serve the API (and run the worker and scheduler, per ROLES)').action(async () => {
-  await serve(loadConfig());
-});
+program
+  .command('serve')
+  .description('serve the API (and run the worker and scheduler, per ROLES); logs are JSON lines')
+  .option('--json', 'JSON log lines (the default for serve)')
+  .action(async () => {
+    await serve(loadConfig());
+  });
 
 program
   .command('worker')
-  .description('run only the background worker: watchlist batches, exports, crawl targets')
-  .action(async () => {
-    await serve({ ...loadConfig(), roles: ['worker'] });
+  .description('run only the background worker: watchlist batches, exports, crawl targets; logs each job as it starts and ends')
+  .option('--json', 'log as JSON lines instead of readable lines')
+  .action(async (o: { json?: boolean }) => {
+    await serve({ ...loadConfig(), roles: ['worker'] }, o.json ? {} : { logStream: humanStream() });
   });
 
 program
   .command('scheduler')
-  .description('run only the crawl scheduler (starts and completes crawl cycles)')
-  .action(async () => {
-    await serve({ ...loadConfig(), roles: ['scheduler'] });
+  .description('run only the crawl scheduler (starts and completes crawl cycles) and the retention job; logs each as it starts and ends')
+  .option('--json', 'log as JSON lines instead of readable lines')
+  .action(async (o: { json?: boolean }) => {
+    await serve({ ...loadConfig(), roles: ['scheduler'] }, o.json ? {} : { logStream: humanStream() });
   });
 
 program
@@ -89,8 +101,17 @@ accounts
   .action(async (o: { json?: boolean }) =>
     withStore(async (store) => {
       const rows = await listAccounts(store.db);
-      const out = rows.map((r) => ({ accountId: r.id, name: r.name, planId: r.plan_id, balance: r.balance, createdAt: r.created_at }));
-      print(!!o.json, out, out.map((a) => `${a.accountId}\t${a.planId}\t${a.balance}\t${a.name}`).join('\n') || '(no accounts)');
+      const out = rows.map((r) => ({ accountId: r.id, name: r.name, planId: r.plan_id, balance: r.balance, rateLimitPerMinute: r.rate_limit_per_minute, createdAt: r.created_at }));
+      print(
+        !!o.json,
+        out,
+        out.length === 0
+          ? '(no accounts)'
+          : table(
+              ['ACCOUNT', 'PLAN', 'BALANCE', 'RATE/MIN', 'CREATED', 'NAME'],
+              out.map((a) => [a.accountId, a.planId, a.balance, a.rateLimitPerMinute ?? 'plan', a.createdAt, a.name]),
+            ),
+      );
     }),
   );
 
@@ -113,6 +134,43 @@ credits
 
 const keys = program.command('keys').description('manage API keys');
 keys
+  .command('list')
+  .description("an account's API keys, newest first (never the secrets)")
+  .argument('<accountId>')
+  .option('--limit <n>', 'at most this many', '100')
+  .option('--json', 'print JSON')
+  .action(async (accountId: string, o: { limit: string; json?: boolean }) =>
+    withStore(async (store) => {
+      const limit = parsePositiveInt('--limit', o.limit);
+      if (!(await getAccount(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+      const rows = (await keysPage(store.db, accountId, limit)).slice(0, limit);
+      print(
+        !!o.json,
+        rows,
+        rows.length === 0 ? '(no keys)' : table(['KEY', 'PREFIX', 'CREATED', 'REVOKED', 'NAME'], rows.map((k) => [k.id, k.prefix, k.createdAt, k.revokedAt, k.name])),
+      );
+    }),
+  );
+keys
+  .command('create')
+  .description("create an API key for an account (within its plan's key limit); the secret is shown once")
+  .argument('<accountId>')
+  .option('--name <name>', 'a label for the key')
+  .option('--json', 'print JSON')
+  .action(async (accountId: string, o: { name?: string; json?: boolean }) =>
+    withStore(async (store, config) => {
+      const acc = await getAccount(store.db, accountId);
+      if (!acc) throw new CliError(`No account ${accountId}.`);
+      try {
+        await assertKeyRoom(store.db, accountId, keyLimitOf(config.plans, acc.plan_id));
+      } catch (err) {
+        throw new CliError((err as Error).message.replace('(DELETE /api/v1/api-keys/{id})', '(sdg keys revoke KEY_ID)'));
+      }
+      const k = await createKey(store.db, accountId, o.name ?? null);
+      print(!!o.json, { keyId: k.id, apiKey: k.key, prefix: k.prefix, name: k.name, createdAt: k.createdAt }, `key ${k.id} for ${accountId}\nAPI key (shown once): ${k.key}`);
+    }),
+  );
+keys
   .command('revoke')
   .description('revoke an API key by its id (key_…)')
   .argument('<keyId>')
@@ -122,6 +180,55 @@ keys
       const k = await revokeKey(store.db, keyId);
       if (!k) throw new CliError(`No API key ${keyId}.`);
       print(!!o.json, { keyId: k.id, revokedAt: k.revokedAt }, `revoked ${k.id}`);
+    }),
+  );
+
+program
+  .command('usage')
+  .description("an account's ledger (grants and charges), newest first, with the same opaque ids as GET /api/v1/usage")
+  .argument('<accountId>')
+  .option('--limit <n>', 'at most this many entries', '20')
+  .option('--json', 'print JSON')
+  .action(async (accountId: string, o: { limit: string; json?: boolean }) =>
+    withStore(async (store, config) => {
+      const limit = parsePositiveInt('--limit', o.limit);
+      const balance = await getBalance(store.db, accountId);
+      if (!balance) throw new CliError(`No account ${accountId}.`);
+      const ids = new OpaqueIds(await resolveSecret(store, config.secret), 'led');
+      const rows = (await ledgerPage(store.db, accountId, limit)).slice(0, limit);
+      const entries = rows.map((r) => ({
+        id: ids.encode(r.id),
+        kind: r.kind,
+        amount: r.amount,
+        balanceAfter: r.balance_after,
+        endpoint: r.endpoint,
+        requestId: r.request_id,
+        keyId: r.key_id,
+        note: r.note,
+        createdAt: r.created_at,
+      }));
+      print(
+        !!o.json,
+        { accountId, balance: balance.balance, entries },
+        `${accountId} balance: ${balance.balance}\n` +
+          (entries.length === 0
+            ? '(no ledger entries)'
+            : table(['CREATED', 'KIND', 'AMOUNT', 'BALANCE', 'ENDPOINT', 'REQUEST', 'NOTE'], entries.map((e) => [e.createdAt, e.kind, e.amount, e.balanceAfter, e.endpoint, e.requestId, e.note]))),
+      );
+    }),
+  );
+
+const jobs = program.command('jobs').description('background jobs: watchlist batches, exports, crawl cycles');
+jobs
+  .command('show')
+  .description('one job by id: a batch (wlb_…), an export (numeric), a crawl cycle (cyc_…) or a cycle target (cyc_…:USER_ID)')
+  .argument('<id>')
+  .option('--json', 'print JSON')
+  .action(async (id: string, o: { json?: boolean }) =>
+    withStore(async (store) => {
+      const job = await findJob(store.db, id);
+      if (!job) throw new CliError(`No job ${id}: not a watchlist batch, export, crawl cycle or crawl target of this store.`);
+      print(!!o.json, job, table(['FIELD', 'VALUE'], Object.entries(job).map(([k, v]) => [k, v === null || typeof v !== 'object' ? (v as string | number | null) : JSON.stringify(v)])));
     }),
   );
 
@@ -145,6 +252,17 @@ try {
   if (err instanceof ConfigError || err instanceof CliError) {
     process.stderr.write(`sdg: ${err.message}\n`);
     process.exit(2);
+  }
+  let config: Config | undefined;
+  try {
+    config = loadConfig();
+  } catch {
+    config = undefined;
+  }
+  const explained = explainStartupError(err, config);
+  if (explained) {
+    process.stderr.write(`sdg: ${explained}\n`);
+    process.exit(1);
   }
   throw err;
 }

@@ -10,3 +10,10 @@ export function parsePositiveInt(name: string, raw: string): number {
 }
 
 export class CliError extends Error {}
+
+/** Rows as aligned columns under a header row (the readable form of a list). */
+export function table(headers: string[], rows: Array<Array<string | number | null>>): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (c === null ? '-' : String(c))))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}

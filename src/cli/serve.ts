@@ -1,13 +1,17 @@
 import { startBackground } from '../wiring/background.js';
 import type { Config } from '../config/config.js';
+import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
 import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 
-/** Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT. */
-export async function serve(config: Config): Promise<void> {
+/**
+ * Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT.
+ * `logStream`: where log lines go (default: JSON lines on stdout).
+ */
+export async function serve(config: Config, opts: { logStream?: DestinationStream } = {}): Promise<void> {
   const deps = await buildDeps(config);
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseCosts } from './costs.js';
 import { ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
 import { loadPlans, type Plan } from './plans.js';
+import { parseS3Config, type S3Config } from './object-storage.js';
 import { parseWalletConfig, type WalletConfig } from '../connectors/wallet/chains.js';
 
 export type Role = 'api' | 'worker' | 'scheduler';
@@ -61,9 +62,17 @@ export interface Config {
     pageSize: number;
     /** Pause between pages (ms); 0 in production, set by crash tests to make an export slow. */
     pageDelayMs: number;
+    /** Export files older than this (from completion) are removed and their records marked expired; 0 keeps them. */
+    retentionDays: number;
+    /** An S3-compatible bucket instead of `dir` (S3_BUCKET set). */
+    s3: S3Config | undefined;
   };
   /** Background jobs (watchlist batches, exports, crawl): how often idle workers poll, how long a claim lasts unrenewed. */
   jobs: { pollMs: number; leaseSeconds: number };
+  /** Unfinished jobs one account may have at once; beyond them 409 open_jobs_limit_reached. */
+  quotas: { openBatchesPerAccount: number; openExportsPerAccount: number };
+  /** How long finished rows are kept before the retention job deletes them. */
+  retention: { batchDays: number; crawlDays: number; intervalMinutes: number };
   idempotencyTtlHours: number;
   /** Node's and Fastify's socket limits: a slow or idle client cannot hold a connection for ever. */
   server: {
@@ -161,10 +170,21 @@ export function loadConfig(env: Env = process.env): Config {
       dir: resolve(str(env, 'EXPORTS_DIR', resolve(dataDir, 'exports'))),
       pageSize: num(env, 'EXPORT_PAGE_SIZE', 2_000, { integer: true, min: 1, max: 50_000 }),
       pageDelayMs: num(env, 'EXPORT_PAGE_DELAY_MS', 0, { integer: true, min: 0, max: 60_000 }),
+      retentionDays: num(env, 'EXPORT_RETENTION_DAYS', 7, { min: 0, max: 36_500 }),
+      s3: parseS3Config(env),
     },
     jobs: {
       pollMs: num(env, 'JOBS_POLL_MS', 250, { integer: true, min: 10, max: 60_000 }),
       leaseSeconds: num(env, 'JOBS_LEASE_SECONDS', 30, { min: 0.5, max: 3_600 }),
+    },
+    quotas: {
+      openBatchesPerAccount: num(env, 'MAX_OPEN_BATCHES_PER_ACCOUNT', 10, { integer: true, min: 1, max: 100_000 }),
+      openExportsPerAccount: num(env, 'MAX_OPEN_EXPORTS_PER_ACCOUNT', 5, { integer: true, min: 1, max: 100_000 }),
+    },
+    retention: {
+      batchDays: num(env, 'BATCH_RETENTION_DAYS', 30, { min: 0.0001, max: 3_650 }),
+      crawlDays: num(env, 'CRAWL_RETENTION_DAYS', 14, { min: 0.0001, max: 3_650 }),
+      intervalMinutes: num(env, 'RETENTION_INTERVAL_MINUTES', 60, { min: 0.01, max: 10_080 }),
     },
     idempotencyTtlHours: 24,
     server: serverLimits(env),

@@ -23,6 +23,8 @@ export const defaultCosts: Readonly<Record<string, number>> = {
   revokeApiKey: 0,
   listPlans: 0,
   listUsage: 0,
+  getUsageSummary: 0,
+  getAccount: 0,
   getWalletBalance: 100,
   echoHello: 0,
 };

@@ -15,7 +15,7 @@ export const Plan = Type.Object(
     keyLimit: Type.Optional(Type.Integer({ minimum: 1, description: 'Active (unrevoked) API keys an account may hold; 20 when not set.' })),
     description: Type.String(),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Plan' },
 );
 export type Plan = Static<typeof Plan>;
 

@@ -12,7 +12,7 @@ import { tweetSeq, upsertProfiles } from '../social/social-repo.js';
 import { SourceError, type TimelineQuery } from '../sources/types.js';
 import { accountState, finishTarget, findTarget, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
-import { callSource } from '../sources/source-calls.js';
+import { callSource } from '../sources/resilience.js';
 
 export const TARGET_MAX_ATTEMPTS = 5;
 /** Pages of 100 per account and cycle at most (a runaway source cannot hold a worker forever). */
@@ -48,7 +48,7 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
     await withHeartbeat(db, targetLease, claim, leaseMs(deps), parent, async (signal) => {
       const now = deps.bulk.clock();
       const fetchedAt = now.toISOString();
-      const profile = await callSource(() => deps.source.getUserById(userId), deps.bulk.retry, signal);
+      const profile = await callSource((call) => deps.source.getUserById(userId, call), deps.bulk.retry, signal);
       await upsertProfiles(db, [profile], fetchedAt);
       const window = timelineWindow(await accountState(db, userId), now.getTime(), deps.config.crawl);
       let newest: Tweet | undefined;
@@ -56,7 +56,7 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
       for (let page = 0; page < MAX_PAGES; page++) {
         signal.throwIfAborted();
         const q: TimelineQuery = { ...window, limit: 100, ...(after !== undefined ? { after } : {}) };
-        const res = await callSource(() => deps.source.getUserTweets(userId, q), deps.bulk.retry, signal);
+        const res = await callSource((call) => deps.source.getUserTweets(userId, q, call), deps.bulk.retry, signal);
         await deps.crawlPages.ingest(claim, res.items, fetchedAt);
         for (const t of res.items) if (!newest || tweetSeq(t.id) > tweetSeq(newest.id)) newest = t;
         if (res.next === undefined || res.items.length === 0) break;
@@ -87,7 +87,14 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
 }
 
 export function crawlJobKind(deps: JobDeps): JobKind {
-  return leasedJobKind(deps.store.db, targetLease, { name: 'crawl_target', concurrency: deps.config.crawl.concurrency, leaseMs: leaseMs(deps), perform: (c, signal) => performCrawlTarget(deps, c, signal) });
+  return leasedJobKind(deps.store.db, targetLease, {
+    name: 'crawl_target',
+    concurrency: deps.config.crawl.concurrency,
+    leaseMs: leaseMs(deps),
+    // One per watched account per cycle: their lines are debug; the cycle's start and end are info (crawl-log.ts).
+    logLevel: 'debug',
+    perform: (c, signal) => performCrawlTarget(deps, c, signal),
+  });
 }
 
 /** Tests and tools: runs one now in this process, if it is claimable. */

@@ -36,8 +36,9 @@ export async function ledgerSum(db: Kysely<Database>, accountId: string): Promis
   return Number(r.total);
 }
 
-export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, beforeId?: number) {
+export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, beforeId?: number, endpoint?: string) {
   let q = db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId);
+  if (endpoint !== undefined) q = q.where('endpoint', '=', endpoint);
   if (beforeId !== undefined) q = q.where('id', '<', beforeId);
   return q.orderBy('id', 'desc').limit(limit + 1).execute();
 }

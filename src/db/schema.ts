@@ -157,6 +157,10 @@ export interface ExportsTable {
   attempts: number;
   lease_owner: string | null;
   lease_expires_at: string | null;
+  /** Passed EXPORT_RETENTION_DAYS: the download answers export_expired. */
+  expired_at: string | null;
+  /** The file was deleted from the object store (after expired_at). */
+  object_removed_at: string | null;
 }
 
 export interface ExportAuthorsTable {
@@ -215,6 +219,13 @@ export interface BlueskyUserIdsTable {
   did: string;
 }
 
+// Fair export scheduling (migration 009-hardening).
+
+export interface ExportTurnsTable {
+  account_id: string;
+  turn: number;
+}
+
 export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
@@ -239,4 +250,5 @@ export interface Database {
   crawl_accounts: CrawlAccountsTable;
   bluesky_post_ids: BlueskyPostIdsTable;
   bluesky_user_ids: BlueskyUserIdsTable;
+  export_turns: ExportTurnsTable;
 }

@@ -3,6 +3,7 @@
 // breaks the signature; the object key is not in the URL at all, so no link can reach another object.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
+import type { ExportRow } from './export-repo.js';
 
 export const DOWNLOAD_PATH = '/downloads/exports';
 
@@ -41,4 +42,20 @@ export function verifyDownload(secret: string, id: string, objectKey: string | u
   if (nowMs > Number(expiresText) * 1000) {
     throw new AppError('not_found', 'This download link has expired; ask GET /social/v1/bulk-export/exports/{id}/download for a new one.');
   }
+}
+
+/** A completed export whose file is still kept; otherwise export_not_ready or export_expired. */
+export function assertDownloadable(row: ExportRow): asserts row is ExportRow & { size_bytes: number; sha256: string } {
+  if (row.expired_at !== null) throw exportExpired(row);
+  if (row.status !== 'completed' || row.size_bytes === null || row.sha256 === null) {
+    throw new AppError('export_not_ready', `Export ${row.id} is ${row.status}, not completed; a link is available once it completes.`, { status: row.status });
+  }
+}
+
+export function exportExpired(row: Pick<ExportRow, 'id' | 'expired_at'>): AppError {
+  return new AppError(
+    'export_expired',
+    `Export ${row.id} has expired: its file was removed under the retention policy, and only its record is kept. Generate the export again.`,
+    { expiredAt: row.expired_at },
+  );
 }

@@ -1,8 +1,9 @@
 // The export job: queued → running → completed | failed. A crash mid-write leaves the export
 // `running` with a lease nobody renews; when it expires another worker claims it and writes the
 // file again from the start (the put is atomic: nothing partial is ever visible at the key).
-import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
-import type { JobKind } from '../jobs/runner.js';
+import { releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
+import { claimNextExport } from './export-claim.js';
+import type { JobKind, JobSummary } from '../jobs/runner.js';
 import { completeExport, exportLease, failExport, findExport, markExportStarted, requeueExport } from './export-repo.js';
 import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
@@ -12,14 +13,14 @@ export type ExportDeps = Omit<JobDeps, 'source' | 'crawlPages'>;
 
 export const EXPORT_MAX_ATTEMPTS = 3;
 
-export async function performExport(deps: ExportDeps, claim: Claim, parent: AbortSignal): Promise<void> {
+export async function performExport(deps: ExportDeps, claim: Claim, parent: AbortSignal): Promise<JobSummary | void> {
   const db = deps.store.db;
   const now = () => deps.bulk.clock().toISOString();
   const row = await findExport(db, claim.id);
   if (!row) return;
   if (claim.attempts > EXPORT_MAX_ATTEMPTS) {
     await failExport(db, claim, `The export could not be written after ${EXPORT_MAX_ATTEMPTS} attempts.`, now());
-    return;
+    return { accountId: row.account_id, status: 'failed' };
   }
   await markExportStarted(db, claim, now());
   const objects = deps.bulk.objects;
@@ -34,10 +35,11 @@ export async function performExport(deps: ExportDeps, claim: Claim, parent: Abor
       }),
     );
     await completeExport(db, claim, { ...file, now: now() });
+    return { accountId: row.account_id, status: 'completed', tweetCount: file.tweetCount, sizeBytes: file.sizeBytes };
   } catch (err) {
     if (isStopping(parent)) {
       await releaseLease(db, exportLease, claim);
-      return;
+      return { accountId: row.account_id, status: 'released' };
     }
     if (claim.attempts >= EXPORT_MAX_ATTEMPTS) {
       await failExport(db, claim, 'The export could not be written; request it again.', now());
@@ -49,8 +51,16 @@ export async function performExport(deps: ExportDeps, claim: Claim, parent: Abor
   }
 }
 
+/** Exports are claimed in turns across accounts (export-claim.ts), not oldest first. */
 export function exportJobKind(deps: ExportDeps): JobKind {
-  return leasedJobKind(deps.store.db, exportLease, { name: 'export', concurrency: 1, leaseMs: leaseMs(deps), perform: (c, signal) => performExport(deps, c, signal) });
+  return {
+    name: 'export',
+    concurrency: 1,
+    async claim(owner: string) {
+      const c = await claimNextExport(deps.store.db, owner, leaseMs(deps));
+      return c && { id: c.id, attempt: c.attempts, perform: (signal: AbortSignal) => performExport(deps, c, signal) };
+    },
+  };
 }
 
 /** Tests and tools: runs one now in this process, if it is claimable. */

@@ -2,6 +2,7 @@
 // for), and the keyset read of the tweets that go into the file.
 import { sql, type Kysely } from 'kysely';
 import type { LeaseSpec, Claim } from '../jobs/lease.js';
+import { assertOpenJobRoom, type OpenJobQuota } from '../jobs/job-quota.js';
 import type { Database, ExportsTable } from '../db/schema.js';
 
 export const exportLease: LeaseSpec = { table: 'exports', ready: 'queued', active: 'running' };
@@ -10,7 +11,20 @@ export type ExportRow = ExportsTable;
 export const exportObjectKey = (accountId: string, id: string): string => `exports/${accountId}/${id}.jsonl.gz`;
 
 /** Creates the export (queued) and snapshots the caller's watchlist into export_authors, atomically. */
-export async function createExport(db: Kysely<Database>, e: { id: string; accountId: string; start: string; end: string; now: string }): Promise<ExportRow> {
+export const queuedExportQuota = (limit: number): OpenJobQuota => ({
+  table: 'exports',
+  open: ['queued', 'running'],
+  limit,
+  noun: 'exports',
+  hint: 'wait for one to complete (GET /social/v1/bulk-export/exports/{id}) before requesting another.',
+});
+
+/** `maxOpen`: exports (queued or running) the account may have; none created beyond it. */
+export async function createExport(
+  db: Kysely<Database>,
+  e: { id: string; accountId: string; start: string; end: string; now: string },
+  maxOpen?: number,
+): Promise<ExportRow> {
   const row: ExportRow = {
     id: e.id,
     account_id: e.accountId,
@@ -29,8 +43,11 @@ export async function createExport(db: Kysely<Database>, e: { id: string; accoun
     attempts: 0,
     lease_owner: null,
     lease_expires_at: null,
+    expired_at: null,
+    object_removed_at: null,
   };
   await db.transaction().execute(async (trx) => {
+    if (maxOpen !== undefined) await assertOpenJobRoom(trx, e.accountId, queuedExportQuota(maxOpen));
     await trx.insertInto('exports').values(row).execute();
     await trx
       .insertInto('export_authors')

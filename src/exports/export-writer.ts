@@ -3,12 +3,12 @@
 // or not at all; size and SHA-256 are measured on the gzip bytes as they stream past.
 import { createHash } from 'node:crypto';
 import { Readable, Transform, pipeline } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import type { Kysely } from 'kysely';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Database } from '../db/schema.js';
 import { chooseExportScan, exportTweetsPage, type TweetPosition } from './export-repo.js';
-import { sleep } from '../sources/source-calls.js';
 
 const INITIAL_WINDOW_MS = 3_600_000;
 const MAX_WINDOW_MS = 24 * 3_600_000;
@@ -64,7 +64,7 @@ export async function writeExport(
         fromMs = untilMs;
         windowMs = Math.min(MAX_WINDOW_MS, windowMs * 2);
       }
-      if (opts.pageDelayMs && rows.length > 0) await sleep(opts.pageDelayMs, opts.signal);
+      if (opts.pageDelayMs && rows.length > 0) await sleep(opts.pageDelayMs, undefined, { signal: opts.signal });
     }
   }
 
@@ -79,6 +79,10 @@ export async function writeExport(
   });
   // On any error (a failed read, an abort) every stage is destroyed, so the put fails and stores nothing.
   const body = pipeline(Readable.from(lines()), createGzip({ level: opts.gzipLevel ?? 6 }), meter, () => undefined);
+  // The put learns of a failure through its own read of the body; this listener only keeps an abort
+  // that lands before the put has started reading (or after pipeline let go of it) from being an
+  // unhandled 'error' event, which would crash the process (a worker stopping mid-export).
+  body.on('error', () => undefined);
   const onAbort = () => body.destroy(opts.signal.reason as Error);
   opts.signal.addEventListener('abort', onAbort, { once: true });
   try {

@@ -17,7 +17,9 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { metered } from './metered-route.js';
 import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
-import { ErrorEnvelope } from './schemas.js';
+import { errorResponses } from './schemas.js';
+import { openapiOptions } from './openapi/document.js';
+import { routeErrors } from './openapi/route-errors.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
 import { validatorCompiler } from './validators.js';
 
@@ -86,7 +88,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     route.config = { ...(route.config ?? {}), cost, ...(isPublic ? { public: true } : {}) };
     if (route.schema && op) {
       const response = (route.schema.response ?? {}) as Record<string, unknown>;
-      route.schema.response = { ...response, '4xx': ErrorEnvelope, '5xx': ErrorEnvelope };
+      const method = Array.isArray(route.method) ? String(route.method[0]) : String(route.method);
+      route.schema.response = { ...response, ...errorResponses(routeErrors({ method, cost, own: route.config?.errors })) };
+      (route.schema as Record<string, unknown>)['x-credit-cost'] = cost;
     }
     const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     const first = isPublic ? requestIdOnly : keyCheck;
@@ -118,18 +122,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     }
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Social Data Gateway API',
-        version: '1.0.0',
-        description: 'Credit-metered social-post data, bulk exports and account management. Every call carries X-API-Key.',
-      },
-      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
-      security: [{ ApiKey: [] }],
-    },
-  });
+  await app.register(swagger, openapiOptions(deps.config));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { deepLinking: true },

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthRecord } from '../credits/meter-store.js';
 import { AppError } from '../errors/app-error.js';
 import type { Deps } from '../wiring/deps.js';
-import type { RateDecision } from '../ratelimit/rate-limiter.js';
+import type { MultiDecision } from '../ratelimit/rate-limiter.js';
 import type { KeyResolver } from '../accounts/key-resolver.js';
 import { IpGuard } from '../ratelimit/ip-guard.js';
 
@@ -19,7 +19,11 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
     if (!rec || rec.revoked) throw new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
     const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId) ?? 600;
     request.auth = { keyId: rec.keyId, accountId: rec.accountId, planId: rec.planId, balance: rec.balance, rateLimitPerMinute: perMinute };
-    const d = deps.rateLimiter.take(rec.keyId, perMinute);
+    // The key's bucket and the account's, in one step: new keys add no calls to an account's minute.
+    const d = deps.rateLimiter.takeAll([
+      { key: rec.keyId, perMinute },
+      { key: rec.accountId, perMinute },
+    ]);
     if (d instanceof Promise) return d.then((x) => applyLimit(request, reply, perMinute, x));
     applyLimit(request, reply, perMinute, d);
   };
@@ -47,11 +51,15 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
   };
 }
 
-function applyLimit(request: FastifyRequest, reply: FastifyReply, perMinute: number, d: RateDecision): void {
+const SCOPES = ['key', 'account'] as const;
+
+function applyLimit(request: FastifyRequest, reply: FastifyReply, perMinute: number, d: MultiDecision): void {
   // Strings, not numbers: Node writes string header values several µs faster per response.
   reply.headers({ 'x-request-id': request.id, 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining), 'ratelimit-reset': String(d.resetSeconds) });
   if (!d.allowed) {
-    throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute reached; retry in ${d.retryAfterSeconds} s.`, { scope: 'key', retryAfterSeconds: d.retryAfterSeconds }, {
+    const scope = SCOPES[d.refused ?? 0] ?? 'key';
+    const whose = scope === 'key' ? 'this API key' : "this account (all of its keys together)";
+    throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute for ${whose} reached; retry in ${d.retryAfterSeconds} s.`, { scope, retryAfterSeconds: d.retryAfterSeconds }, {
       'retry-after': String(d.retryAfterSeconds),
     });
   }

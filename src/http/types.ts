@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ErrorCode } from '../errors/app-error.js';
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface AuthContext {
@@ -33,5 +34,10 @@ declare module 'fastify' {
     cost?: number;
     /** What of a 2xx answer an Idempotency-Key keeps for replay, when not all of it (no secrets kept). */
     keptAnswer?: (body: string) => string;
+    /**
+     * Error codes this route answers besides those of every keyed route (see routeErrors in
+     * openapi/route-errors.ts): they become its error response schemas, documented and, in tests, enforced.
+     */
+    errors?: readonly ErrorCode[];
   }
 }

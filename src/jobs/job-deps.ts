@@ -2,7 +2,7 @@ import type { Config } from '../config/config.js';
 import type { Store } from '../db/connect.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { CrawlPageIngest } from '../crawl/page-ingest.js';
-import type { RetryPolicy } from '../sources/source-calls.js';
+import type { RetryPolicy } from '../sources/resilience.js';
 import type { DataSource } from '../sources/types.js';
 import { LeaseLostError } from './lease.js';
 import type { Wakeups } from './wakeups.js';

@@ -126,16 +126,22 @@ export async function withHeartbeat<T>(
   }
 }
 
-type Perform = (claim: Claim, signal: AbortSignal) => Promise<void>;
+// The job's summary for the runner's log line (runner.ts JobSummary).
+type Perform = (claim: Claim, signal: AbortSignal) => Promise<Record<string, string | number | boolean | null | undefined> | void>;
 
 /** A job kind whose rows are claimed through `spec`'s lease, for the runner. */
-export function leasedJobKind(db: Kysely<Database>, spec: LeaseSpec, o: { name: string; concurrency: number; leaseMs: number; perform: Perform }) {
+export function leasedJobKind(
+  db: Kysely<Database>,
+  spec: LeaseSpec,
+  o: { name: string; concurrency: number; leaseMs: number; logLevel?: 'info' | 'debug'; perform: Perform },
+) {
   return {
     name: o.name,
     concurrency: o.concurrency,
+    logLevel: o.logLevel,
     async claim(owner: string) {
       const c = await claimNext(db, spec, owner, o.leaseMs);
-      return c && { id: c.id, perform: (signal: AbortSignal) => o.perform(c, signal) };
+      return c && { id: c.id, attempt: c.attempts, perform: (signal: AbortSignal) => o.perform(c, signal) };
     },
   };
 }

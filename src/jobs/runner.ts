@@ -8,17 +8,25 @@ export interface Log {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
+  debug?(obj: object, msg: string): void;
 }
+
+/** What a job reports when it ends (its status and counts), for the log line. */
+export type JobSummary = Record<string, string | number | boolean | null | undefined>;
 
 export interface ClaimedJob {
   id: string;
+  /** 1 for the first attempt. */
+  attempt?: number;
   /** Does the work. Should return soon after `signal` aborts (stop, or the lease was lost). */
-  perform(signal: AbortSignal): Promise<void>;
+  perform(signal: AbortSignal): Promise<JobSummary | void>;
 }
 
 export interface JobKind {
   name: string;
   concurrency: number;
+  /** Level of the start and end lines: 'debug' for kinds with very many small jobs (crawl targets). */
+  logLevel?: 'info' | 'debug';
   claim(owner: string): Promise<ClaimedJob | undefined>;
 }
 
@@ -103,11 +111,16 @@ export class JobRunner {
           break;
         }
         if (!job) break;
+        const log = this.opts.log;
+        const line = kind.logLevel === 'debug' ? (o: object, m: string) => log.debug?.(o, m) : (o: object, m: string) => log.info(o, m);
+        const started = Date.now();
+        line({ job: kind.name, id: job.id, attempt: job.attempt }, `${kind.name} started`);
         const p: Promise<void> = job
           .perform(this.ac.signal)
+          .then((summary) => line({ job: kind.name, id: job!.id, ...summary, ms: Date.now() - started }, `${kind.name} finished`))
           .catch((err: unknown) => {
-            if (err instanceof LeaseLostError) this.opts.log.warn({ err, kind: kind.name, id: job!.id }, 'job taken over by another worker');
-            else this.opts.log.error({ err, kind: kind.name, id: job!.id }, 'job failed; it will be retried');
+            if (err instanceof LeaseLostError) log.warn({ err, job: kind.name, id: job!.id }, 'job taken over by another worker');
+            else log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`);
           })
           .finally(() => {
             set.delete(p);

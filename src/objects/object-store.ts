@@ -25,6 +25,26 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Removes leftovers of interrupted puts of `key` (a crash mid-put); no-op where puts leave none. */
   cleanupPartial?(key: string): Promise<void>;
+  /**
+   * A URL the client fetches the object from directly, without the gateway, valid for `ttlSeconds`
+   * from `now` (an S3 presigned GET). Stores clients cannot reach (a local directory) do not have it,
+   * and the gateway serves their files under its own signed link.
+   */
+  presignGet?(key: string, opts: PresignOptions): Promise<PresignedUrl>;
+  /** Releases connections (a network store). */
+  close?(): void;
+}
+
+export interface PresignOptions {
+  ttlSeconds: number;
+  now: Date;
+  /** Offered to the client as the file's name (Content-Disposition). */
+  filename: string;
+}
+
+export interface PresignedUrl {
+  url: string;
+  expiresAt: string;
 }
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]*(\/[A-Za-z0-9][A-Za-z0-9_.-]*)*$/;

@@ -1,4 +1,6 @@
-// Per-key token buckets: capacity = the plan's requests per minute (the burst), refilled evenly.
+// Token buckets: capacity = requests per minute (the burst), refilled evenly. A request is drawn from
+// several buckets at once (its key's and its account's): it passes only if every bucket has a token,
+// and then takes one from each, so a refused request spends nothing anywhere.
 export interface RateDecision {
   allowed: boolean;
   limit: number;
@@ -9,8 +11,20 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
+export interface BucketSpec {
+  key: string;
+  perMinute: number;
+}
+
+/** The decision over several buckets: `refused` is the index of the first bucket that had no token. */
+export interface MultiDecision extends RateDecision {
+  refused: number | undefined;
+}
+
 export interface RateLimiter {
   take(key: string, perMinute: number): Promise<RateDecision> | RateDecision;
+  /** Draws from every bucket or from none, in one step (one round trip on a shared backend). */
+  takeAll(buckets: BucketSpec[]): Promise<MultiDecision> | MultiDecision;
   /** Readiness: throws when the shared backend cannot be reached. */
   ping?(): Promise<void>;
   close?(): Promise<void>;
@@ -21,27 +35,60 @@ interface Bucket {
   at: number;
 }
 
+/** One bucket's numbers for the RateLimit-* headers and Retry-After. */
+export function decisionOf(perMinute: number, tokens: number, allowed: boolean): RateDecision {
+  const rate = perMinute / 60_000; // tokens per ms
+  return {
+    allowed,
+    limit: perMinute,
+    remaining: Math.floor(tokens),
+    resetSeconds: Math.ceil((perMinute - tokens) / rate / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / rate / 1000)),
+  };
+}
+
+/**
+ * Combines per-bucket token counts (after the take, if allowed): a refusal reports the first bucket
+ * without a token; an allowed request reports the bucket with the fewest tokens left, the one that
+ * will bind first.
+ */
+export function combine(buckets: BucketSpec[], tokens: number[], allowed: boolean): MultiDecision {
+  let pick = 0;
+  let refused: number | undefined;
+  if (!allowed) {
+    refused = tokens.findIndex((t) => t < 1);
+    pick = Math.max(0, refused);
+  } else {
+    for (let i = 1; i < tokens.length; i++) if (tokens[i]! / buckets[i]!.perMinute < tokens[pick]! / buckets[pick]!.perMinute) pick = i;
+  }
+  return { ...decisionOf(buckets[pick]!.perMinute, tokens[pick]!, allowed), refused };
+}
+
 export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   constructor(private readonly now: () => number = Date.now) {}
 
   take(key: string, perMinute: number): RateDecision {
+    return this.takeAll([{ key, perMinute }]);
+  }
+
+  takeAll(specs: BucketSpec[]): MultiDecision {
     const now = this.now();
-    const rate = perMinute / 60_000; // tokens per ms
-    const b = this.buckets.get(key) ?? { tokens: perMinute, at: now };
-    b.tokens = Math.min(perMinute, b.tokens + (now - b.at) * rate);
-    b.at = now;
-    const allowed = b.tokens >= 1;
-    if (allowed) b.tokens -= 1;
-    this.buckets.set(key, b);
+    const bs = specs.map((s) => {
+      const b = this.buckets.get(s.key) ?? { tokens: s.perMinute, at: now };
+      b.tokens = Math.min(s.perMinute, b.tokens + (now - b.at) * (s.perMinute / 60_000));
+      b.at = now;
+      this.buckets.set(s.key, b);
+      return b;
+    });
+    const allowed = bs.every((b) => b.tokens >= 1);
+    if (allowed) for (const b of bs) b.tokens -= 1;
     if (this.buckets.size > 100_000) this.evictIdle(now);
-    return {
+    return combine(
+      specs,
+      bs.map((b) => b.tokens),
       allowed,
-      limit: perMinute,
-      remaining: Math.floor(b.tokens),
-      resetSeconds: Math.ceil((perMinute - b.tokens) / rate / 1000),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rate / 1000)),
-    };
+    );
   }
 
   // A bucket idle for a minute is full again and holds no information: dropping it bounds memory.

@@ -1,29 +1,36 @@
 import { Redis } from 'ioredis';
-import type { RateDecision, RateLimiter } from './rate-limiter.js';
+import { combine, type BucketSpec, type MultiDecision, type RateDecision, type RateLimiter } from './rate-limiter.js';
 
-// The same token bucket as MemoryRateLimiter, kept in Redis so every process of a deployment draws
-// from one bucket per key. One Lua script reads, refills, takes and writes atomically; Redis's own
-// clock is used so app servers with skewed clocks agree.
+// The same token buckets as MemoryRateLimiter, kept in Redis so every process of a deployment draws
+// from one bucket per key (and per account). One Lua script refills every bucket it is given, takes a
+// token from each only if each has one, and writes them back: both limits of a request cost one
+// round trip and cannot interleave with another request's. Redis's own clock is used so app servers
+// with skewed clocks agree.
 const TAKE = `
-local cap = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local rate = cap / 60000
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(b[1]) or cap
-local at = tonumber(b[2]) or now
-tokens = math.min(cap, tokens + math.max(0, now - at) * rate)
-local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
+local tokens = {}
+local allowed = 1
+for i = 1, #KEYS do
+  local cap = tonumber(ARGV[i])
+  local b = redis.call('HMGET', KEYS[i], 'tokens', 'at')
+  local tk = tonumber(b[1]) or cap
+  local at = tonumber(b[2]) or now
+  tk = math.min(cap, tk + math.max(0, now - at) * cap / 60000)
+  if tk < 1 then allowed = 0 end
+  tokens[i] = tk
 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
-redis.call('PEXPIRE', KEYS[1], 61000)
-return { allowed, tostring(tokens) }
+local out = { allowed }
+for i = 1, #KEYS do
+  if allowed == 1 then tokens[i] = tokens[i] - 1 end
+  redis.call('HSET', KEYS[i], 'tokens', tostring(tokens[i]), 'at', now)
+  redis.call('PEXPIRE', KEYS[i], 61000)
+  out[i + 1] = tostring(tokens[i])
+end
+return out
 `;
 
-type TakeFn = (key: string, perMinute: number) => Promise<[number, string]>;
+type TakeFn = (numberOfKeys: number, ...args: Array<string | number>) => Promise<[number, ...string[]]>;
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
@@ -31,22 +38,19 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(url: string, private readonly prefix = 'sdg:rl:') {
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    this.redis.defineCommand('sdgTake', { numberOfKeys: 1, lua: TAKE });
-    const r = this.redis as unknown as { sdgTake: TakeFn };
-    this.takeScript = (key, perMinute) => r.sdgTake(key, perMinute);
+    // numberOfKeys is given per call: a request may draw from one bucket (an address) or two (key and account).
+    this.redis.defineCommand('sdgTakeAll', { lua: TAKE });
+    const r = this.redis as unknown as { sdgTakeAll: TakeFn };
+    this.takeScript = (n, ...args) => r.sdgTakeAll(n, ...args);
   }
 
   async take(key: string, perMinute: number): Promise<RateDecision> {
-    const [allowed, raw] = await this.takeScript(this.prefix + key, perMinute);
-    const tokens = Number(raw);
-    const rate = perMinute / 60_000;
-    return {
-      allowed: allowed === 1,
-      limit: perMinute,
-      remaining: Math.floor(tokens),
-      resetSeconds: Math.ceil((perMinute - tokens) / rate / 1000),
-      retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / rate / 1000)),
-    };
+    return this.takeAll([{ key, perMinute }]);
+  }
+
+  async takeAll(specs: BucketSpec[]): Promise<MultiDecision> {
+    const [allowed, ...raw] = await this.takeScript(specs.length, ...specs.map((s) => this.prefix + s.key), ...specs.map((s) => s.perMinute));
+    return combine(specs, raw.map(Number), allowed === 1);
   }
 
   async ping(): Promise<void> {

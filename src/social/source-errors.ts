@@ -22,5 +22,9 @@ export function throwAsAppError(err: unknown, what: string): never {
       throw new AppError('upstream_error', 'The data source sent an answer we could not read; retry later.');
     case 'unavailable':
       throw new AppError('upstream_unavailable', 'The data source is unavailable; retry later.');
+    case 'rejected':
+      // The source refused us for a reason the operator must fix (its message names it, and never
+      // holds a secret): not an outage, so no "retry later".
+      throw new AppError('upstream_error', `The data source refused the request: ${err.message}.`);
   }
 }

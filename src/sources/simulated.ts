@@ -1,8 +1,9 @@
 // Simulated upstream conditions around any data source, for tests, demos and benchmarks: a fixed
 // latency, random faults ('unavailable') and a per-minute rate limit ('rate_limited' with resetAt,
 // fixed one-minute windows like an upstream API's).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Community, SocialProfile, Tweet } from '../domain/models.js';
-import { type DataSource, type RetweetEdge, SourceError, type SourcePage, type TimelineQuery } from './types.js';
+import { type CallOptions, type DataSource, type RetweetEdge, SourceError, type SourcePage, type TimelineQuery } from './types.js';
 
 export interface SimulatedConditionsOptions {
   /** Added before each call answers. Default 0. */
@@ -41,7 +42,7 @@ export class SimulatedConditions implements DataSource {
     this.clock = options.now ?? (() => new Date());
   }
 
-  private async conditions(): Promise<void> {
+  private async conditions(call: CallOptions | undefined): Promise<void> {
     if (this.limit > 0) {
       const now = this.clock().getTime();
       const window = Math.floor(now / WINDOW_MS) * WINDOW_MS;
@@ -54,39 +55,40 @@ export class SimulatedConditions implements DataSource {
       }
       this.used++;
     }
-    if (this.latencyMs > 0) await new Promise<void>((resolve) => setTimeout(resolve, this.latencyMs));
+    // The latency ends early when the call is aborted (a timeout), as a real request would.
+    if (this.latencyMs > 0) await sleep(this.latencyMs, undefined, call?.signal ? { signal: call.signal } : {});
     if (this.faultRate > 0 && this.random() < this.faultRate) {
       throw new SourceError('unavailable', 'Simulated upstream failure.');
     }
   }
 
-  async getUserByUsername(username: string): Promise<SocialProfile> {
-    await this.conditions();
-    return this.inner.getUserByUsername(username);
+  async getUserByUsername(username: string, call?: CallOptions): Promise<SocialProfile> {
+    await this.conditions(call);
+    return this.inner.getUserByUsername(username, call);
   }
 
-  async getUserById(id: string): Promise<SocialProfile> {
-    await this.conditions();
-    return this.inner.getUserById(id);
+  async getUserById(id: string, call?: CallOptions): Promise<SocialProfile> {
+    await this.conditions(call);
+    return this.inner.getUserById(id, call);
   }
 
-  async getTweet(id: string): Promise<Tweet> {
-    await this.conditions();
-    return this.inner.getTweet(id);
+  async getTweet(id: string, call?: CallOptions): Promise<Tweet> {
+    await this.conditions(call);
+    return this.inner.getTweet(id, call);
   }
 
-  async getRetweeters(tweetId: string, page: { limit: number; after?: string }): Promise<SourcePage<RetweetEdge>> {
-    await this.conditions();
-    return this.inner.getRetweeters(tweetId, page);
+  async getRetweeters(tweetId: string, page: { limit: number; after?: string }, call?: CallOptions): Promise<SourcePage<RetweetEdge>> {
+    await this.conditions(call);
+    return this.inner.getRetweeters(tweetId, page, call);
   }
 
-  async getUserTweets(userId: string, query: TimelineQuery): Promise<SourcePage<Tweet>> {
-    await this.conditions();
-    return this.inner.getUserTweets(userId, query);
+  async getUserTweets(userId: string, query: TimelineQuery, call?: CallOptions): Promise<SourcePage<Tweet>> {
+    await this.conditions(call);
+    return this.inner.getUserTweets(userId, query, call);
   }
 
-  async getCommunity(id: string): Promise<Community> {
-    await this.conditions();
-    return this.inner.getCommunity(id);
+  async getCommunity(id: string, call?: CallOptions): Promise<Community> {
+    await this.conditions(call);
+    return this.inner.getCommunity(id, call);
   }
 }

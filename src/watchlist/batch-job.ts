@@ -2,12 +2,12 @@
 // ids checked to exist) and applies it. Items are resolved a few at a time but applied in order, so
 // when the plan's limit is reached it is always the later items that get limit_exceeded.
 import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
-import type { JobKind } from '../jobs/runner.js';
+import type { JobKind, JobSummary } from '../jobs/runner.js';
 import type { SocialProfile } from '../domain/models.js';
 import { upsertProfiles } from '../social/social-repo.js';
 import { SourceError } from '../sources/types.js';
-import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type ItemRow, type Resolution } from './batch-repo.js';
-import { callSource } from '../sources/source-calls.js';
+import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type BatchRow, type ItemRow, type Resolution } from './batch-repo.js';
+import { callSource } from '../sources/resilience.js';
 import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from '../jobs/job-deps.js';
 import { watchlistSize } from './watchlist-repo.js';
 
@@ -24,7 +24,7 @@ async function resolveAdd(deps: JobDeps, item: ItemRow, limit: number, signal: A
   let profile: SocialProfile;
   try {
     profile = await callSource(
-      () => (byId ? deps.source.getUserById(item.social_user_id!) : deps.source.getUserByUsername(wanted!)),
+      (call) => (byId ? deps.source.getUserById(item.social_user_id!, call) : deps.source.getUserByUsername(wanted!, call)),
       deps.bulk.retry,
       signal,
     );
@@ -48,15 +48,21 @@ async function resolveAdd(deps: JobDeps, item: ItemRow, limit: number, signal: A
   return { r: { kind: 'add', userId: profile.id, username: profile.username, limit }, profile };
 }
 
+/** The batch's status and counts, for the worker's log line. */
+function summaryOf(b: BatchRow | undefined): JobSummary | void {
+  if (!b) return;
+  return { accountId: b.account_id, operation: b.operation, status: b.status, total: b.total, processed: b.processed, succeeded: b.succeeded, failed: b.failed };
+}
+
 /** Runs one claimed batch to its end (or until stopped; a stopped batch is released and resumed later). */
-export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSignal): Promise<void> {
+export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSignal): Promise<JobSummary | void> {
   const db = deps.store.db;
   const batch = await findBatch(db, claim.id);
   if (!batch) return;
   const now = () => deps.bulk.clock().toISOString();
   if (claim.attempts > BATCH_MAX_ATTEMPTS) {
     await failBatch(db, claim, `Gave up after ${BATCH_MAX_ATTEMPTS} attempts.`, now());
-    return;
+    return summaryOf(await findBatch(db, claim.id));
   }
   let added = 0;
   try {
@@ -86,10 +92,11 @@ export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSig
       }
       await completeBatch(db, claim, now());
     });
+    return summaryOf(await findBatch(db, claim.id));
   } catch (err) {
     if (isStopping(parent)) {
       await releaseLease(db, batchLease, claim);
-      return;
+      return { accountId: batch.account_id, status: 'released' };
     }
     if (claim.attempts >= BATCH_MAX_ATTEMPTS) {
       await failBatch(db, claim, `The batch could not be processed: ${describe(err)}`, now()).catch(() => undefined);

@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { holdLease, type Claim, type LeaseSpec } from '../jobs/lease.js';
 import type { Database, WatchlistBatchesTable, WatchlistBatchItemsTable } from '../db/schema.js';
 import { addEntry, removeEntry } from './watchlist-repo.js';
+import { assertOpenJobRoom, type OpenJobQuota } from '../jobs/job-quota.js';
 
 export const batchLease: LeaseSpec = { table: 'watchlist_batches', ready: 'queued', active: 'processing' };
 
@@ -15,11 +16,22 @@ export type ItemRow = WatchlistBatchItemsTable;
 /** Outcomes that leave the watchlist as the caller asked; the others count as failed. */
 const SUCCEEDED: ReadonlySet<ItemStatus> = new Set(['added', 'already_present', 'removed', 'not_present']);
 
+export const openBatchQuota = (limit: number): OpenJobQuota => ({
+  table: 'watchlist_batches',
+  open: ['queued', 'processing'],
+  limit,
+  noun: 'watchlist batches',
+  hint: 'wait for one to complete (GET /social/v1/bulk-export/watchlist/batch/{batchId}), or send up to 100 items in one batch.',
+});
+
 export async function createBatch(
   db: Kysely<Database>,
   b: { id: string; accountId: string; operation: 'add' | 'remove'; items: Array<{ socialUserId: string | null; username: string | null }>; now: string },
+  /** Open batches (queued or processing) the account may have; none created beyond it. */
+  maxOpen?: number,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    if (maxOpen !== undefined) await assertOpenJobRoom(trx, b.accountId, openBatchQuota(maxOpen));
     await trx
       .insertInto('watchlist_batches')
       .values({

@@ -1,21 +1,25 @@
 // The bulk-export services (object store, clock, retry policy, in-process wake-ups) and the
 // background roles: the worker (watchlist batches, exports, crawl targets) and the scheduler (crawl
-// cycles). `sdg serve` runs whichever roles ROLES lists; `sdg worker` / `sdg scheduler` run one.
+// cycles, export retention). `sdg serve` runs whichever roles ROLES lists; `sdg worker` / `sdg scheduler` run one.
 import pino from 'pino';
 import type { Config, Role } from '../config/config.js';
 import { JobRunner, newWorkerId, type Log } from '../jobs/runner.js';
 import { LocalObjectStore } from '../objects/local-object-store.js';
+import type { ObjectStore } from '../objects/object-store.js';
 import { batchJobKind } from '../watchlist/batch-job.js';
 import { crawlJobKind } from '../crawl/crawl-job.js';
-import { crawlTick } from '../crawl/crawl-scheduler.js';
+import { crawlSchedulerTask } from '../crawl/crawl-log.js';
 import { exportJobKind } from '../exports/export-job.js';
-import { defaultRetryPolicy } from '../sources/source-calls.js';
+import { retentionTask as exportRetentionTask } from '../exports/export-retention.js';
+import { defaultRetryPolicy } from '../sources/resilience.js';
 import { Wakeups } from '../jobs/wakeups.js';
+import { retentionTask } from '../jobs/retention.js';
 import type { BulkServices, JobDeps } from '../jobs/job-deps.js';
 
-export function buildBulkServices(config: Config): BulkServices {
+/** `objects`: the store buildObjectStore chose (default: the local directory). */
+export function buildBulkServices(config: Config, objects: ObjectStore = new LocalObjectStore(config.exports.dir)): BulkServices {
   return {
-    objects: new LocalObjectStore(config.exports.dir),
+    objects,
     clock: () => new Date(),
     retry: defaultRetryPolicy,
     wakeups: new Wakeups(),
@@ -36,16 +40,22 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
     runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log }));
   }
   if (roles.includes('scheduler')) {
-    runners.push(new JobRunner([], [{ name: 'crawl-scheduler', run: async () => void (await crawlTick(deps)) }], { pollMs: deps.config.jobs.pollMs, owner, log }));
+    const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
+    runners.push(
+      new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], { pollMs: deps.config.jobs.pollMs, owner, log }),
+    );
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {
     for (const r of runners) r.wake();
   });
   for (const r of runners) r.start();
+  const started = roles.filter((r) => r === 'worker' || r === 'scheduler');
+  if (started.length > 0) log.info({ roles: started, owner, pollMs: deps.config.jobs.pollMs }, `${started.join(' and ')} started`);
   return {
     async stop() {
       unsubscribe();
       await Promise.all(runners.map((r) => r.stop()));
+      if (started.length > 0) log.info({ roles: started }, `${started.join(' and ')} stopped`);
     },
   };
 }

@@ -18,6 +18,7 @@ import { tweetStoreFor, type TweetStore } from '../social/tweet-store.js';
 import { crawlPagesFor } from '../crawl/page-ingest.js';
 import { buildSource } from '../sources/build-source.js';
 import { buildBulkServices } from './background.js';
+import { buildObjectStore } from '../objects/build-object-store.js';
 import { resolveSecret } from './secret.js';
 
 /** Everything the program is made of, built once here and passed around as a plain object. */
@@ -74,7 +75,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     tweetStore,
     crawlPages,
     social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store, { freshSeconds: config.cache.tweetSeconds, maxBytes: config.cache.tweetMemoryMb * 2 ** 20 })),
-    bulk: o.bulk ?? buildBulkServices(config),
+    bulk: o.bulk ?? buildBulkServices(config, await buildObjectStore(config)),
     wallet:
       o.wallet ??
       new LazyWalletService(async () => {
@@ -84,8 +85,9 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   };
 }
 
-export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store' | 'meter'>): Promise<void> {
+export async function closeDeps(deps: Pick<Deps, 'rateLimiter' | 'store' | 'meter'> & Partial<Pick<Deps, 'bulk'>>): Promise<void> {
   await deps.meter.close?.();
   await deps.rateLimiter.close?.();
+  deps.bulk?.objects.close?.();
   await deps.store.close();
 }

@@ -7,7 +7,7 @@ import { performCrawlTarget } from '../crawl/crawl-job.js';
 import { targetLease } from '../crawl/crawl-repo.js';
 import { crawlTick } from '../crawl/crawl-scheduler.js';
 import { performExport } from '../exports/export-job.js';
-import { exportLease } from '../exports/export-repo.js';
+import { claimNextExport } from '../exports/export-claim.js';
 import { type JobDeps, leaseMs } from '../jobs/job-deps.js';
 
 export interface DrainOptions {
@@ -27,7 +27,7 @@ export async function drainBulkWork(deps: JobDeps, opts: DrainOptions = {}): Pro
       await performBatch(deps, c, signal);
       worked = true;
     }
-    for (let c = await claimNext(db, exportLease, owner, lease); c; c = await claimNext(db, exportLease, owner, lease)) {
+    for (let c = await claimNextExport(db, owner, lease); c; c = await claimNextExport(db, owner, lease)) {
       await performExport(deps, c, signal);
       worked = true;
     }

@@ -91,3 +91,31 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('/readyz on SOURCE=bluesky', () => {
+  test("ready while the AppView answers its health check; not ready, naming the source, once it cannot be reached", async () => {
+    const w = buildWorld();
+    const { server, url } = await serveAppView(w);
+    const up = await startHarness('sqlite', { SOURCE: 'bluesky', BLUESKY_APPVIEW_URL: url });
+    try {
+      const ready = await up.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 200, ready.body);
+      assert.deepEqual(w.appView.calls, ['_health']);
+    } finally {
+      await up.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    // The same address, nobody listening any more.
+    const down = await startHarness('sqlite', { SOURCE: 'bluesky', BLUESKY_APPVIEW_URL: url, SOURCE_TIMEOUT_MS: '2000' });
+    try {
+      const r = await down.app.inject({ url: '/readyz' });
+      assert.equal(r.statusCode, 503, r.body);
+      const body = json<{ status: string; source: string; reason: string }>(r);
+      assert.equal(body.status, 'source unavailable');
+      assert.equal(body.source, 'bluesky');
+      assert.match(body.reason, /The Bluesky AppView could not be reached/);
+    } finally {
+      await down.close();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Tweet } from '../../src/domain/models.js';
 import { compareIds } from '../../src/sources/bluesky/ids.js';
+import { quickRetryPolicy, ResilientSource } from '../../src/sources/resilience.js';
 import { SourceError, type SourceErrorKind } from '../../src/sources/types.js';
 import { buildWorld, T0, type World } from './world.js';
 
@@ -200,44 +201,75 @@ describe('Bluesky source: what cannot exist, and failures', () => {
     await rejectsWith(w.source.getUserByUsername('nobody.test'), 'not_found');
   });
 
-  test('429 → rate_limited with the reset time; 5xx and network failures → unavailable', async () => {
+  test('429 → rate_limited with the reset time, and no call reaches the AppView before it', async () => {
     const w = buildWorld();
     const reset = Math.floor(Date.now() / 1000) + 120;
     w.appView.failures.push({ status: 429, body: { error: 'RateLimitExceeded', message: 'Rate Limit Exceeded' }, headers: { 'ratelimit-reset': String(reset), 'ratelimit-remaining': '0' } });
     const err = await rejectsWith(w.source.getUserByUsername('alice.test'), 'rate_limited');
     assert.equal(err.resetAt?.getTime(), reset * 1000);
+    const calls = w.appView.calls.length;
+    // Held back, without a request, until the reset.
+    const again = await rejectsWith(w.source.getUserByUsername('bob.test'), 'rate_limited');
+    assert.equal(again.resetAt?.getTime(), reset * 1000);
+    assert.equal(w.appView.calls.length, calls);
+  });
+
+  test('a 429 with only Retry-After holds calls back for that long; after it, calls go out again', async () => {
+    let now = Date.now();
+    const w = buildWorld({ now: () => now });
     w.appView.failures.push({ status: 429, body: { error: 'RateLimitExceeded' }, headers: { 'retry-after': '30' } });
-    const err2 = await rejectsWith(w.source.getUserByUsername('alice.test'), 'rate_limited');
-    assert.ok(Math.abs(err2.resetAt!.getTime() - (Date.now() + 30_000)) < 5_000);
+    const err = await rejectsWith(w.source.getUserByUsername('alice.test'), 'rate_limited');
+    assert.equal(err.resetAt?.getTime(), now + 30_000);
+    await rejectsWith(w.source.getUserByUsername('alice.test'), 'rate_limited');
+    assert.equal(w.appView.calls.length, 1);
+    now += 30_001;
+    assert.equal((await w.source.getUserByUsername('alice.test')).username, 'alice.test');
+    assert.equal(w.appView.calls.length, 2);
+  });
+
+  test('5xx and network failures → unavailable, with what the AppView said kept for the logs', async () => {
+    const w = buildWorld();
     w.appView.failures.push({ status: 502, body: { error: 'UpstreamFailure', message: 'dataplane down' } });
-    await rejectsWith(w.source.getUserByUsername('alice.test'), 'unavailable');
+    const down = await rejectsWith(w.source.getUserByUsername('alice.test'), 'unavailable');
+    assert.deepEqual(down.upstream, { status: 502, body: 'UpstreamFailure: dataplane down' });
     w.appView.failures.push('network');
     const net = await rejectsWith(w.source.getUserByUsername('alice.test'), 'unavailable');
     assert.match(net.message, /ECONNREFUSED|fetch failed/);
   });
 
-  test('no answer in time → timeout', async () => {
-    const w = buildWorld({ timeoutMs: 150 });
+  test('no answer in time → timeout, and the request is aborted (the AppView sees its signal fire)', async () => {
+    const w = buildWorld();
+    const source = new ResilientSource(w.source, { timeoutMs: 150, retry: { ...quickRetryPolicy, retries: 0 } });
     w.appView.failures.push('hang');
     const started = Date.now();
-    // AbortSignal.timeout does not keep the process alive, and the fake's pending answer holds no socket.
-    const keepAlive = setTimeout(() => undefined, 5_000);
-    try {
-      await rejectsWith(w.source.getUserByUsername('alice.test'), 'timeout');
-    } finally {
-      clearTimeout(keepAlive);
-    }
+    await rejectsWith(source.getUserByUsername('alice.test'), 'timeout');
     assert.ok(Date.now() - started < 2_000);
+    assert.equal(w.appView.aborted, 1);
   });
 
-  test('answers that are not what the lexicon says, and methods the service lacks → bad_response', async () => {
+  test('401/403 and a service that is not an AppView → rejected, naming BLUESKY_APPVIEW_URL', async () => {
+    const w = buildWorld();
+    w.appView.failures.push({ status: 403, body: { error: 'Forbidden' } });
+    const forbidden = await rejectsWith(w.source.getUserByUsername('alice.test'), 'rejected');
+    assert.match(forbidden.message, /BLUESKY_APPVIEW_URL/);
+    w.appView.failures.push({ status: 501, body: { error: 'MethodNotImplemented' } });
+    assert.match((await rejectsWith(w.source.getUserByUsername('alice.test'), 'rejected')).message, /is it an AppView/);
+  });
+
+  test('the readiness probe: /xrpc/_health answers → ready; a 5xx → unavailable', async () => {
+    const w = buildWorld();
+    await w.source.probe();
+    assert.deepEqual(w.appView.calls, ['_health']);
+    w.appView.failures.push({ status: 503, body: { error: 'Unavailable' } });
+    await rejectsWith(w.source.probe(), 'unavailable');
+  });
+
+  test('answers that are not what the lexicon says → bad_response; a request it refuses → rejected', async () => {
     const w = buildWorld();
     w.appView.failures.push({ status: 200, body: { did: 'not a did', handle: 5 } });
     await rejectsWith(w.source.getUserByUsername('alice.test'), 'bad_response');
-    w.appView.failures.push({ status: 501, body: { error: 'MethodNotImplemented' } });
-    await rejectsWith(w.source.getUserByUsername('alice.test'), 'bad_response');
     w.appView.failures.push({ status: 400, body: { error: 'InvalidRequest', message: 'Error: limit must be <= 100' } });
-    await rejectsWith(w.source.getUserByUsername('alice.test'), 'bad_response');
+    await rejectsWith(w.source.getUserByUsername('alice.test'), 'rejected');
     // A handle our check lets through but the AppView's does not: it cannot exist.
     w.appView.failures.push({ status: 400, body: { error: 'InvalidRequest', message: 'Error: actor must be a valid did or a handle' } });
     await rejectsWith(w.source.getUserByUsername('alice.local'), 'not_found');

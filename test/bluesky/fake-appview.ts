@@ -105,6 +105,8 @@ export class FakeAppView {
   readonly calls: string[] = [];
   /** Failures to answer the next calls with, in order. */
   readonly failures: Failure[] = [];
+  /** Hanging calls whose request signal was aborted (the caller gave up and said so). */
+  aborted = 0;
   private n = 0;
 
   addActor(handle: string, opts: Partial<Omit<FakeActor, 'did' | 'handle'>> = {}): FakeActor {
@@ -148,7 +150,10 @@ export class FakeAppView {
     if (failure === 'hang') {
       return new Promise<Response>((_, reject) => {
         const signal = init?.signal;
-        signal?.addEventListener('abort', () => reject(signal.reason));
+        signal?.addEventListener('abort', () => {
+          this.aborted++;
+          reject(signal.reason);
+        });
       });
     }
     if (failure) return json(failure.status, failure.body ?? { error: 'InternalServerError', message: 'boom' }, failure.headers);
@@ -162,6 +167,8 @@ export class FakeAppView {
 
   private answer(method: string, q: URLSearchParams): Json {
     switch (method) {
+      case '_health':
+        return { version: 'fake' };
       case 'app.bsky.actor.getProfile':
         return this.profileDetailed(this.actorOrFail(q.get('actor')!));
       case 'app.bsky.actor.getProfiles':

@@ -19,7 +19,7 @@ export interface World {
 const blob = (seed: string) => ({ $type: 'blob', ref: { $link: cidFor(seed, 0x55) }, mimeType: 'image/jpeg', size: 1000 });
 const cdn = (did: string, seed: string, kind: string) => `https://cdn.example/img/${kind}/plain/${did}/${cidFor(seed, 0x55)}@jpeg`;
 
-export function buildWorld(opts: { timeoutMs?: number; now?: () => number } = {}): World {
+export function buildWorld(opts: { now?: () => number } = {}): World {
   const appView = new FakeAppView();
   const alice = appView.addActor('alice.test', {
     displayName: 'Alice 🌸',
@@ -127,7 +127,7 @@ export function buildWorld(opts: { timeoutMs?: number; now?: () => number } = {}
   alice.pinned = { uri: linkPost.uri, cid: linkPost.cid };
 
   const idMap = new MemoryIdMap();
-  const source = new BlueskySource({ appViewUrl: 'https://appview.example', idMap, fetch: appView.fetch, timeoutMs: opts.timeoutMs ?? 2_000, ...(opts.now ? { now: opts.now } : {}) });
+  const source = new BlueskySource({ appViewUrl: 'https://appview.example', idMap, fetch: appView.fetch, ...(opts.now ? { now: opts.now } : {}) });
   return {
     appView,
     idMap,

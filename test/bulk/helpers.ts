@@ -1,6 +1,6 @@
 // Shared set-up of the bulk-export tests: the real app on a fresh store, the demo network on an
 // injected clock (time passes when a test says so), and small request helpers.
-import { defaultRetryPolicy } from '../../src/sources/source-calls.js';
+import { defaultRetryPolicy } from '../../src/sources/resilience.js';
 import type { Dialect } from '../../src/db/connect.js';
 import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample, type DemoSampleResult } from '../../src/sources/demo/sample.js';

@@ -6,7 +6,7 @@ import { performCrawlTarget } from '../../src/crawl/crawl-job.js';
 import { targetLease } from '../../src/crawl/crawl-repo.js';
 import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
 import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
-import { callSource } from '../../src/sources/source-calls.js';
+import { callSource } from '../../src/sources/resilience.js';
 import { startBackground } from '../../src/wiring/background.js';
 import { SourceError } from '../../src/sources/types.js';
 import { exportLease } from '../../src/exports/export-repo.js';

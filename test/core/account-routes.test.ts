@@ -41,7 +41,7 @@ for (const backend of backends()) {
       const list = await h.app.inject({ url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey } });
       assert.equal(list.statusCode, 200);
       assert.ok(!list.body.includes(k.key), 'the list never shows a secret');
-      const keys = json<{ data: { keys: Array<{ id: string; revokedAt: string | null }> } }>(list).data.keys;
+      const keys = json<{ items: Array<{ id: string; revokedAt: string | null }> }>(list).items;
       assert.ok(keys.some((x) => x.id === k.id && x.revokedAt === null));
 
       const stored = await h.deps.store.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.id).executeTakeFirstOrThrow();

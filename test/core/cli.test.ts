@@ -40,8 +40,8 @@ for (const backend of backends()) {
       const list = JSON.parse(l.stdout) as Array<{ accountId: string; balance: number; planId: string }>;
       assert.deepEqual(list.find((a) => a.accountId === accountId), { ...list.find((a) => a.accountId === accountId), balance: 300, planId: 'free' });
 
-      const keys = await fetch(`${server.url}/api/v1/api-keys`, { headers: { 'x-api-key': apiKey } }).then((r) => r.json() as Promise<{ data: { keys: Array<{ id: string }> } }>);
-      const keyId = keys.data.keys[0]!.id;
+      const keys = await fetch(`${server.url}/api/v1/api-keys`, { headers: { 'x-api-key': apiKey } }).then((r) => r.json() as Promise<{ items: Array<{ id: string }> }>);
+      const keyId = keys.items[0]!.id;
       const r = await runSdg(['keys', 'revoke', keyId, '--json'], ts.env);
       assert.equal(r.code, 0, r.stderr);
       assert.equal((JSON.parse(r.stdout) as { keyId: string }).keyId, keyId);

@@ -48,21 +48,28 @@ export interface SeenRequest {
 export interface FixtureServer {
   baseUrl: string;
   seen: SeenRequest[];
-  /** Sets the answer for a path (exact pathname). */
-  on(pathname: string, reply: FixtureReply): void;
+  /** Requests whose connection the client closed before we answered (an aborted fetch). */
+  readonly abandoned: number;
+  /** Sets the answer for a path (exact pathname), or a function of the query that picks it. */
+  on(pathname: string, reply: FixtureReply | ((query: URLSearchParams) => FixtureReply)): void;
   count(pathname: string): number;
   close(): Promise<void>;
 }
 
 /** A tiny HTTP server on 127.0.0.1 that answers each path with a configured fixture. */
 export async function startFixtureServer(): Promise<FixtureServer> {
-  const routes = new Map<string, FixtureReply>();
+  const routes = new Map<string, FixtureReply | ((query: URLSearchParams) => FixtureReply)>();
   const seen: SeenRequest[] = [];
   const hanging = new Set<http.ServerResponse>();
+  let abandoned = 0;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     seen.push({ path: url.pathname, query: url.searchParams, authorization: req.headers.authorization });
-    const reply = routes.get(url.pathname);
+    res.on('close', () => {
+      if (!res.writableEnded) abandoned += 1;
+    });
+    const route = routes.get(url.pathname);
+    const reply = typeof route === 'function' ? route(url.searchParams) : route;
     if (!reply) {
       res.writeHead(599, { 'content-type': 'text/plain' }).end(`no fixture for ${url.pathname}`);
       return;
@@ -80,6 +87,9 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     seen,
+    get abandoned() {
+      return abandoned;
+    },
     on: (pathname, reply) => void routes.set(pathname, reply),
     count: (pathname) => seen.filter((r) => r.path === pathname).length,
     close: async () => {

@@ -1,5 +1,6 @@
 // SOURCE=x end to end: the gateway's endpoints over the X source, built from configuration.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { getBalance } from '../../src/credits/credits-repo.js';
 import { errorOf, json, startHarness, type Harness } from '../helpers/harness.js';
@@ -47,4 +48,89 @@ describe('the gateway on SOURCE=x', () => {
     assert.ok(!rl.body.includes(TOKEN) && !nf.body.includes(TOKEN));
     assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 1000);
   });
+
+  test("X's 401 is 502 upstream_error naming X_BEARER_TOKEN, asked once (not retried, no circuit), not charged", async () => {
+    const a = await h.account({ credits: 1000 });
+    x.on('/2/tweets/1850000000000000401', { status: 401, file: 'problem-401.json', headers: { 'content-type': 'application/problem+json' } });
+    for (let i = 0; i < 6; i++) {
+      const r = await h.app.inject({ url: '/social/v1/tweets/1850000000000000401', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(r.statusCode, 502, r.body);
+      assert.equal(errorOf(r).code, 'upstream_error');
+      assert.equal(errorOf(r).message, 'The data source refused the request: X rejected the bearer token (HTTP 401): check X_BEARER_TOKEN.');
+      assert.ok(!r.body.includes(TOKEN));
+    }
+    assert.equal(x.count('/2/tweets/1850000000000000401'), 6, 'one request per call: never retried, and six refusals do not open the circuit');
+    assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 1000);
+  });
+
+  test("X's 403 and a 400 naming a parameter are 502 upstream_error saying what X refused", async () => {
+    const a = await h.account({ credits: 1000 });
+    // (Not the username endpoint: the 429 above holds it back until its reset.)
+    x.on('/2/tweets/1850000000000000403', { status: 403, file: 'problem-403-client-not-enrolled.json' });
+    const forbidden = await h.app.inject({ url: '/social/v1/tweets/1850000000000000403', headers: { 'x-api-key': a.apiKey } });
+    assert.equal(forbidden.statusCode, 502, forbidden.body);
+    assert.match(errorOf(forbidden).message, /HTTP 403 \(client-forbidden\)\): check X_BEARER_TOKEN and that its app's project and API plan include this endpoint/);
+    x.on('/2/communities/1471580197908586507', { status: 400, json: { errors: [{ parameters: { 'community.fields': ['x'] }, message: 'The `community.fields` query parameter value [x] is not one of [id]' }], title: 'Invalid Request' } });
+    const bad = await h.app.inject({ url: '/social/v1/communities/1471580197908586507', headers: { 'x-api-key': a.apiKey } });
+    assert.equal(bad.statusCode, 502, bad.body);
+    assert.match(errorOf(bad).message, /rejected parameter: community\.fields\): The `community\.fields` query parameter value \[x\] is not one of \[id\]/);
+    assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 1000);
+  });
 });
+
+describe('/readyz on SOURCE=x', () => {
+  let x: FixtureServer;
+  before(async () => {
+    x = await startFixtureServer();
+  });
+  after(async () => {
+    await x.close();
+  });
+  const readyz = async (env: Record<string, string>) => {
+    const h = await startHarness('sqlite', { SOURCE: 'x', X_BEARER_TOKEN: TOKEN, SOURCE_TIMEOUT_MS: '2000', ...env });
+    try {
+      const first = await h.app.inject({ url: '/readyz' });
+      const second = await h.app.inject({ url: '/readyz' });
+      return { first, second };
+    } finally {
+      await h.close();
+    }
+  };
+
+  test('ready when X answers the probe; the answer is kept, not asked again at once', async () => {
+    x.on('/2/users/by/username/X', { file: 'user-post-era.json' });
+    const before = x.count('/2/users/by/username/X');
+    const { first, second } = await readyz({ X_BASE_URL: x.baseUrl });
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal(second.statusCode, 200);
+    assert.equal(x.count('/2/users/by/username/X'), before + 1);
+  });
+
+  test('not ready, naming the source and X_BEARER_TOKEN, when X rejects the token', async () => {
+    x.on('/2/users/by/username/X', { status: 401, file: 'problem-401.json' });
+    const { first, second } = await readyz({ X_BASE_URL: x.baseUrl });
+    assert.equal(first.statusCode, 503, first.body);
+    assert.deepEqual(json(first), { status: 'source unavailable', source: 'x', reason: 'X rejected the bearer token (HTTP 401): check X_BEARER_TOKEN' });
+    assert.equal(second.statusCode, 503);
+  });
+
+  test('not ready when X cannot be reached', async () => {
+    const port = await closedPort();
+    const { first } = await readyz({ X_BASE_URL: `http://127.0.0.1:${port}` });
+    assert.equal(first.statusCode, 503, first.body);
+    const body = json<{ source: string; reason: string }>(first);
+    assert.equal(body.source, 'x');
+    assert.match(body.reason, /X could not be reached/);
+  });
+});
+
+async function closedPort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const probe = net.createServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+

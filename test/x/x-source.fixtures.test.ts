@@ -5,6 +5,7 @@ import net from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Community, SocialProfile, Tweet } from '../../src/domain/models.js';
 import { SourceError, type SourceErrorKind } from '../../src/sources/types.js';
+import { quickRetryPolicy, ResilientSource } from '../../src/sources/resilience.js';
 import { XSource, type XSourceOptions } from '../../src/sources/x/x-source.js';
 import { assertSchema, startFixtureServer, TOKEN, type FixtureServer } from './helpers.js';
 
@@ -24,7 +25,7 @@ beforeEach(() => {
 });
 
 function source(extra: Partial<XSourceOptions> = {}): XSource {
-  return new XSource({ bearerToken: TOKEN, baseUrl: server.baseUrl, now: () => clock, timeoutMs: 2_000, ...extra });
+  return new XSource({ bearerToken: TOKEN, baseUrl: server.baseUrl, now: () => clock, ...extra });
 }
 
 async function rejectsWith(promise: Promise<unknown>, kind: SourceErrorKind, message?: RegExp): Promise<SourceError> {
@@ -258,12 +259,18 @@ describe('XSource partial errors (200 with errors[] and no data)', () => {
 });
 
 describe('XSource HTTP failures', () => {
-  it('401 and 403: unavailable, and the message never contains the token', async () => {
+  it('401: rejected, naming X_BEARER_TOKEN; the token is in neither the message nor what is kept for the logs', async () => {
     server.on('/2/users/401', { status: 401, json: { title: 'Unauthorized', detail: `Bad token Bearer ${TOKEN}`, status: 401 }, headers: { 'content-type': 'application/problem+json' } });
-    const err = await rejectsWith(source().getUserById('401'), 'unavailable', /X rejected our credentials/);
-    assert.ok(!err.message.includes('secret'));
-    server.on('/2/users/403', { status: 403, json: { title: 'Forbidden', type: 'https://api.x.com/2/problems/client-forbidden' } });
-    await rejectsWith(source().getUserById('403'), 'unavailable', /X rejected our credentials \(HTTP 403\)/);
+    const err = await rejectsWith(source().getUserById('401'), 'rejected', /^X rejected the bearer token \(HTTP 401\): check X_BEARER_TOKEN$/);
+    assert.equal(err.upstream?.status, 401);
+    assert.ok(!JSON.stringify(err.upstream).includes(TOKEN), 'the logged body leaks the token');
+    assert.match(err.upstream?.body ?? '', /Bad token Bearer \[redacted\]/);
+  });
+
+  it("403: rejected, naming X_BEARER_TOKEN, the plan, and X's reason", async () => {
+    server.on('/2/users/403', { status: 403, file: 'problem-403-client-not-enrolled.json', headers: { 'content-type': 'application/problem+json' } });
+    const err = await rejectsWith(source().getUserById('403'), 'rejected', /HTTP 403 \(client-forbidden\)\): check X_BEARER_TOKEN and that its app's project and API plan include this endpoint/);
+    assert.match(err.upstream?.body ?? '', /client-not-enrolled/);
   });
 
   it('404 is not_found', async () => {
@@ -276,9 +283,42 @@ describe('XSource HTTP failures', () => {
     await rejectsWith(source().getUserById('500'), 'unavailable', /HTTP 500.*Internal Server Error/);
   });
 
-  it('400 is a bad response (retrying will not help)', async () => {
+  it('400: rejected (retrying will not help), naming the parameter X refused and what X said', async () => {
     server.on('/2/users/400', { status: 400, json: { errors: [{ message: 'The `id` query parameter value [x] is not valid' }], title: 'Invalid Request' } });
-    await rejectsWith(source().getUserById('400'), 'bad_response', /HTTP 400/);
+    const plain = await rejectsWith(source().getUserById('400'), 'rejected', /HTTP 400 \(rejected parameter: id\): The `id` query parameter value \[x\] is not valid/);
+    assert.deepEqual(plain.upstream?.parameters, ['id']);
+    server.on('/2/users/401400', { status: 400, file: 'problem-400-unknown-parameter.json' });
+    const named = await rejectsWith(source({ dialect: 'tweets' }).getUserById('401400'), 'rejected', /rejected parameter: post\.fields\): The query parameter \[post\.fields\] is not one of/);
+    assert.deepEqual(named.upstream?.parameters, ['post.fields']);
+  });
+
+  it('through the resilience layer: a 400 is logged at warn with the refused parameter; a 503 at debug with what X said, each attempt', async () => {
+    server.on('/2/users/40040', { status: 400, file: 'problem-400-field-value.json' });
+    server.on('/2/users/50350', { status: 503, json: { title: 'Service Unavailable', detail: 'over capacity' } });
+    const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
+    const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj: obj as Record<string, unknown>, msg });
+    const log = { debug: at('debug'), info: at('info'), warn: at('warn') };
+    // user.fields differs between the vocabularies: the source switches once, asks again, and gives up.
+    const x = new ResilientSource(source({ dialect: 'posts', log }), { log, retry: { ...quickRetryPolicy, baseDelayMs: 1, maxDelayMs: 1 } });
+    await rejectsWith(x.getUserById('50350'), 'unavailable', /HTTP 503.*over capacity/);
+    const debug = lines.filter((l) => l.level === 'debug' && l.obj.operation === 'getUserById');
+    assert.equal(debug.length, 3, 'every attempt');
+    assert.deepEqual(debug[0]!.obj.upstream, { status: 503, body: '{"title":"Service Unavailable","detail":"over capacity"}' });
+    lines.length = 0;
+    await rejectsWith(x.getUserById('40040'), 'rejected', /rejected parameter: user\.fields/);
+    const warned = lines.filter((l) => l.level === 'warn' && l.obj.operation === 'getUserById');
+    assert.equal(warned.length, 1);
+    assert.deepEqual((warned[0]!.obj.upstream as { parameters: string[] }).parameters, ['user.fields']);
+    assert.match(warned[0]!.msg, /X refused the request for user 40040 with HTTP 400 \(rejected parameter: user\.fields\)/);
+  });
+
+  it('the readiness probe: @X answers → ready; a 404 means X_BASE_URL is not the X API; a 401 names X_BEARER_TOKEN', async () => {
+    server.on('/2/users/by/username/X', { file: 'user-post-era.json' });
+    await source().probe();
+    server.on('/2/users/by/username/X', { status: 404, json: { title: 'Not Found Error', status: 404 } });
+    await rejectsWith(source().probe(), 'bad_response', /X_BASE_URL \(http:\/\/127\.0\.0\.1:\d+\) says @X does not exist: is it the X API\?/);
+    server.on('/2/users/by/username/X', { status: 401, file: 'problem-401.json' });
+    await rejectsWith(source().probe(), 'rejected', /check X_BEARER_TOKEN/);
   });
 
   it('unparseable or malformed answers are bad responses', async () => {
@@ -301,11 +341,26 @@ describe('XSource HTTP failures', () => {
     await rejectsWith(source({ baseUrl: `http://127.0.0.1:${port}` }).getUserById('1'), 'unavailable', /could not be reached/);
   });
 
-  it('a server that never answers is a timeout', async () => {
+  it('a server that never answers: the resilience layer times out, and the request is aborted (the server sees the connection closed)', async () => {
     server.on('/2/users/999', { hang: true });
+    const before = server.abandoned;
+    const x = new ResilientSource(source(), { timeoutMs: 150, retry: { ...quickRetryPolicy, retries: 0 } });
     const started = Date.now();
-    await rejectsWith(source({ timeoutMs: 150 }).getUserById('999'), 'timeout', /150 ms/);
+    await rejectsWith(x.getUserById('999'), 'timeout', /150 ms/);
     assert.ok(Date.now() - started < 1_500);
+    for (let i = 0; i < 50 && server.abandoned === before; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.abandoned, before + 1);
+  });
+
+  it("a caller's abort cancels the request and rejects with the caller's reason", async () => {
+    server.on('/2/users/998', { hang: true });
+    const before = server.abandoned;
+    const ac = new AbortController();
+    const pending = source().getUserById('998', { signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('job stopping')), 50);
+    await assert.rejects(pending, /job stopping/);
+    for (let i = 0; i < 50 && server.abandoned === before; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.abandoned, before + 1);
   });
 });
 

@@ -11,8 +11,9 @@
 //     The document types ids as free strings, where X sends decimal ids: raw, we reject those as
 //     bad_response; to exercise the rest of the mapping we rewrite only the top-level ids (and a
 //     community's created_at, also a free string in the document) into what X sends.
-//  3. Forced 404, 401, 429 and 500 answers (Prefer: code=…) become the right SourceError kinds, and
-//     a 429 stops further calls to that endpoint.
+//  3. Forced 400, 401, 403, 404, 429 and 500 answers (Prefer: code=…) become the right SourceError
+//     kinds (401/403/400 'rejected', never retried), and a 429 stops further calls to that endpoint.
+//  4. The readiness probe's request is one the document knows.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Community, SocialProfile, Tweet } from '../../src/domain/models.js';
@@ -158,7 +159,8 @@ describe('XSource against Prism: requests match the OpenAPI document', () => {
   it('negative control: tweet-era names that the document lacks are caught by Prism', async () => {
     const exchanges: Exchange[] = [];
     const x = source(exchanges, undefined, decimalIds, { dialect: 'tweets' });
-    await assert.rejects(x.getUserById(USER_ID), (err: unknown) => err instanceof SourceError && err.kind === 'bad_response');
+    // Prism answers a 422 of its own (X would answer a 400, see dialect.test.ts): refused, no switch.
+    await assert.rejects(x.getUserById(USER_ID), (err: unknown) => err instanceof SourceError && err.kind === 'rejected');
     assert.equal(exchanges[0]?.status, 422);
     assert.match(exchanges[0]?.violations ?? '', /user\.fields/); // pinned_tweet_id is not in the 2.167 enum
   });
@@ -221,16 +223,31 @@ describe('XSource against Prism: forced failures', () => {
     assert.ok(exchanges.every((e) => e.status === 404));
   });
 
-  it('401 → unavailable without the token in the message; 500 → unavailable', async () => {
-    for (const code of [401, 500]) {
+  it('401 and 403 → rejected, naming X_BEARER_TOKEN, without the token; 500 → unavailable', async () => {
+    for (const [code, kind, message] of [
+      [401, 'rejected', /^X rejected the bearer token \(HTTP 401\): check X_BEARER_TOKEN$/],
+      [403, 'rejected', /HTTP 403.*check X_BEARER_TOKEN/],
+      [500, 'unavailable', /HTTP 500/],
+    ] as const) {
       const exchanges: Exchange[] = [];
       await assert.rejects(source(exchanges, `code=${code}`).getUserById(USER_ID), (err: unknown) => {
-        assert.ok(err instanceof SourceError && err.kind === 'unavailable', String(err));
+        assert.ok(err instanceof SourceError && err.kind === kind, String(err));
+        assert.match(err.message, message);
         assert.ok(!err.message.includes(TOKEN));
+        assert.equal(err.upstream?.status, code);
         return true;
       });
+      assert.equal(exchanges.length, 1);
       assert.equal(exchanges[0]?.status, code);
     }
+  });
+
+  it('a 400 that names no field parameter → rejected, and the vocabulary stays', async () => {
+    const exchanges: Exchange[] = [];
+    const x = source(exchanges, 'code=400');
+    await assert.rejects(x.getTweet(TWEET_ID), (err: unknown) => err instanceof SourceError && err.kind === 'rejected' && /HTTP 400/.test(err.message));
+    assert.equal(exchanges.length, 1);
+    assert.equal(x.dialect, 'posts');
   });
 
   it('429 → rate_limited, and the endpoint is not called again before the reset', async () => {
@@ -248,5 +265,15 @@ describe('XSource against Prism: forced failures', () => {
     now += 60_001;
     await assert.rejects(x.getUserTweets(USER_ID, { limit: 10 }), (err: unknown) => err instanceof SourceError && err.kind === 'rate_limited');
     assert.equal(exchanges.length, 2);
+  });
+});
+
+describe('XSource against Prism: the readiness probe', () => {
+  it('asks for a user by username, as the document allows; a forced 401 fails it naming X_BEARER_TOKEN', async () => {
+    const exchanges: Exchange[] = [];
+    await source(exchanges).probe();
+    assertConforming(exchanges);
+    assert.equal(exchanges[0]?.path, '/2/users/by/username/X');
+    await assert.rejects(source([], 'code=401').probe(), /check X_BEARER_TOKEN/);
   });
 });

@@ -5,6 +5,9 @@ import { socialMigration } from './002-social.js';
 import { bulkMigration } from './003-bulk.js';
 import { blueskyMigration } from './004-bluesky.js';
 import { creditLeasesMigration } from './006-credit-leases.js';
+import { exportRetentionMigration } from './007-export-retention.js';
+import { ledgerTimeMigration } from './008-ledger-time.js';
+import { hardeningMigration } from './009-hardening.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -14,6 +17,9 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '003-bulk': bulkMigration(),
     '004-bluesky': blueskyMigration(),
     '006-credit-leases': creditLeasesMigration(dialect),
+    '007-export-retention': exportRetentionMigration(),
+    '008-ledger-time': ledgerTimeMigration(),
+    '009-hardening': hardeningMigration(),
   };
 }
 

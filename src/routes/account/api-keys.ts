@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { createKey, listKeys, revokeKey } from '../../accounts/accounts-repo.js';
+import { createKey, keysPage, revokeKey, type KeyPosition } from '../../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
-import { single } from '../../http/schemas.js';
+import { PageQuery, paginated, single } from '../../http/schemas.js';
+import { keysetPage } from '../../pagination/keyset-page.js';
 
 export const NewApiKey = Type.Object({
   id: Type.String(),
@@ -14,15 +15,18 @@ export const NewApiKey = Type.Object({
   }),
   prefix: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'NewApiKey' });
 export const ApiKeyView = Type.Object({
   id: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
   prefix: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-const CreateBody = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+}, { title: 'ApiKey' });
+const CreateBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a label of your choice, to tell keys apart' })) },
+  { additionalProperties: false, examples: [{ name: 'ci' }] },
+);
 
 function withoutSecret(body: string): string {
   const answer = JSON.parse(body) as { data: { key: string | null } };
@@ -30,7 +34,7 @@ function withoutSecret(body: string): string {
   return JSON.stringify(answer);
 }
 
-export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys' | 'store'>): void {
+export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'cursors' | 'keys' | 'store'>): void {
   app.post(
     '/api/v1/api-keys',
     {
@@ -38,12 +42,14 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys
         operationId: 'createApiKey',
         tags: ['account'],
         summary: 'Creates an API key for the calling account. The key is shown once.',
+        description:
+          'The answer holds the secret (`key`) once: store it then. An account holds at most its plan’s number of active keys (keyLimit); beyond it, 409 key_limit_reached. A replay of the same Idempotency-Key answers the key with `key` null, as the secret is never kept.',
         body: CreateBody,
-        response: { 201: single(NewApiKey) },
+        response: { 201: single(NewApiKey, 'The new key, with its secret.') },
       },
       // The kept answer of an Idempotency-Key would otherwise hold the secret, replayable by any key
       // of the account for a day: it keeps the key's id and prefix only.
-      config: { keptAnswer: withoutSecret },
+      config: { keptAnswer: withoutSecret, errors: ['key_limit_reached'] },
     },
     async (request, reply) => {
       await assertKeyRoom(deps.store.db, request.auth!.accountId, keyLimitOf(deps.config.plans, request.auth!.planId));
@@ -59,11 +65,21 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys
       schema: {
         operationId: 'listApiKeys',
         tags: ['account'],
-        summary: "The account's API keys (never the secrets).",
-        response: { 200: single(Type.Object({ keys: Type.Array(ApiKeyView) })) },
+        summary: "The account's API keys, revoked ones included, newest first (never the secrets).",
+        description: 'Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it). Paginated: pass nextCursor as ?cursor=.',
+        querystring: PageQuery,
+        response: { 200: paginated(ApiKeyView, 'One page of the account’s keys.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
-    async (request) => ({ data: { keys: await listKeys(deps.store.db, request.auth!.accountId) }, meta: { requestId: request.id, cached: false } }),
+    async (request) => {
+      const accountId = request.auth!.accountId;
+      const limit = request.query.limit ?? 20;
+      const list = `api-keys:${accountId}`;
+      const before = request.query.cursor ? deps.cursors.decode<KeyPosition>(list, request.query.cursor) : undefined;
+      const rows = await keysPage(deps.store.db, accountId, limit, before && { createdAt: String(before.createdAt), id: String(before.id) });
+      return keysetPage(request, deps.cursors, list, rows, limit, (k) => k, (k) => ({ createdAt: k.createdAt, id: k.id }) satisfies KeyPosition);
+    },
   );
 
   app.delete(
@@ -73,9 +89,11 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'keys
         operationId: 'revokeApiKey',
         tags: ['account'],
         summary: 'Revokes one of the account’s keys; it stops working at once.',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 200: single(ApiKeyView) },
+        description: 'The key answers 401 invalid_api_key from then on; its ledger entries stay. The key making this call may revoke itself. Another account’s key is 404 not_found.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'the key’s id (not its secret)', examples: ['key_Z3kPq8Lm2XaR'] }) }),
+        response: { 200: single(ApiKeyView, 'The revoked key.') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const k = await revokeKey(deps.store.db, request.params.id, request.auth!.accountId);

@@ -4,9 +4,11 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
+import { OpaqueIds } from '../../domain/opaque-ids.js';
+import { AppError } from '../../errors/app-error.js';
 
 export const LedgerEntry = Type.Object({
-  id: Type.String(),
+  id: Type.String({ description: 'opaque id of the entry (led_…); says nothing about other accounts or volume' }),
   kind: Type.Union([Type.Literal('grant'), Type.Literal('charge')]),
   amount: Type.Integer({ description: 'positive for grants, negative for charges' }),
   balanceAfter: Type.Integer(),
@@ -15,9 +17,21 @@ export const LedgerEntry = Type.Object({
   endpoint: Type.Union([Type.String(), Type.Null()]),
   note: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'UsageRecord' });
 
-export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): void {
+const UsageQuery = Type.Object(
+  { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)", examples: ['getTweet'] })) },
+  { additionalProperties: false },
+);
+
+export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 'store'>): void {
+  // Ledger ids are a sequence across all accounts: answers and cursors carry them encrypted (opaque-ids.ts).
+  const ids = new OpaqueIds(deps.secret, 'led');
+  const positionOf = (p: { after?: unknown }): number => {
+    const n = typeof p.after === 'string' ? ids.decode(p.after) : undefined;
+    if (n === undefined) throw new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
+    return n;
+  };
   app.get(
     '/api/v1/usage',
     {
@@ -25,16 +39,20 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
         operationId: 'listUsage',
         tags: ['account'],
         summary: "The account's ledger of grants and charges, newest first.",
-        querystring: PageQuery,
-        response: { 200: paginated(LedgerEntry) },
+        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. ?endpoint= keeps one operation’s entries.',
+        querystring: UsageQuery,
+        response: { 200: paginated(LedgerEntry, 'One page of ledger entries.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;
       const limit = request.query.limit ?? 20;
-      const list = `usage:${accountId}`;
-      const before = request.query.cursor ? deps.cursors.decode<{ id: number }>(list, request.query.cursor).id : undefined;
-      const rows = await ledgerPage(deps.store.db, accountId, limit, before);
+      const endpoint = request.query.endpoint;
+      // A cursor serves the list it came from: the filter is part of the list's name.
+      const list = endpoint === undefined ? `usage:${accountId}` : `usage:${accountId}:${endpoint}`;
+      const before = request.query.cursor ? positionOf(deps.cursors.decode<{ after?: unknown }>(list, request.query.cursor)) : undefined;
+      const rows = await ledgerPage(deps.store.db, accountId, limit, before, endpoint);
       return keysetPage(
         request,
         deps.cursors,
@@ -42,7 +60,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
         rows,
         limit,
         (r) => ({
-          id: String(r.id),
+          id: ids.encode(r.id),
           kind: r.kind,
           amount: r.amount,
           balanceAfter: r.balance_after,
@@ -52,7 +70,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'store'>): 
           note: r.note,
           createdAt: r.created_at,
         }),
-        (r) => ({ id: r.id }),
+        (r) => ({ after: ids.encode(r.id) }),
       );
     },
   );

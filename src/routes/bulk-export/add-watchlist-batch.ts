@@ -8,7 +8,7 @@ import { NumericId, single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 
 // X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit; '@' does not.
-export const Username = Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$', description: 'handle without the at-sign' });
+export const Username = Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$', description: 'handle without the at-sign', examples: ['ada_builds'] });
 
 export const AddWatchlistBody = Type.Object(
   {
@@ -20,13 +20,13 @@ export const AddWatchlistBody = Type.Object(
         },
         { additionalProperties: false, description: 'socialUserId, username, or both (they must name the same account)' },
       ),
-      { minItems: 1, maxItems: 100 },
+      { minItems: 1, maxItems: 100, description: '1 to 100 accounts' },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ items: [{ username: 'ada_builds' }, { socialUserId: '1402937461029384756' }] }] },
 );
 
-export function registerAddWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 'store'>): void {
+export function registerAddWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'store'>): void {
   app.post(
     '/social/v1/bulk-export/watchlist/batch',
     {
@@ -35,10 +35,11 @@ export function registerAddWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 's
         tags: ['bulk-export'],
         summary: 'Adds up to 100 accounts to the watchlist, in the background.',
         description:
-          "Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes.",
+          "Usernames are resolved to ids through the data source and ids are checked to exist. Poll GET /social/v1/bulk-export/watchlist/batch/{batchId} for each item's outcome. Newly added accounts get their first crawl (the last 7 days) soon after the batch completes. An account may have a limited number of unfinished batches (MAX_OPEN_BATCHES_PER_ACCOUNT, default 10); beyond it the answer is 409 open_jobs_limit_reached, not charged.",
         body: AddWatchlistBody,
-        response: { 202: single(BatchRecord) },
+        response: { 202: single(BatchRecord, 'The batch, queued: poll it for the outcome of each item.') },
       },
+      config: { errors: ['open_jobs_limit_reached'] },
     },
     async (request, reply) => {
       const items = request.body.items;
@@ -55,7 +56,7 @@ export function registerAddWatchlistBatch(app: App, deps: Pick<Deps, 'bulk' | 's
         operation: 'add',
         items: items.map((it) => ({ socialUserId: it.socialUserId ?? null, username: it.username?.toLowerCase() ?? null })),
         now: deps.bulk.clock().toISOString(),
-      });
+      }, deps.config.quotas.openBatchesPerAccount);
       deps.bulk.wakeups.notify();
       const batch = (await findBatch(deps.store.db, id))!;
       reply.code(202);

@@ -2,7 +2,7 @@
 // link can be wrong (altered id, expiry or signature; an export that is not completed) answers 404
 // not_found, so a guessed link tells nothing about which exports exist; an expired link says so.
 import { Type } from '@sinclair/typebox';
-import { DOWNLOAD_PATH, verifyDownload } from '../../exports/download-link.js';
+import { DOWNLOAD_PATH, exportExpired, verifyDownload } from '../../exports/download-link.js';
 import { findExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
@@ -26,6 +26,7 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       const row = /^[0-9]{1,20}$/.test(id) ? await findExport(deps.store.db, id) : undefined;
       const key = row?.status === 'completed' ? row.object_key : undefined;
       verifyDownload(deps.secret, id, key, request.query.expires ?? '', request.query.sig ?? '', deps.bulk.clock().getTime(), deps.config.exports.linkTtlSeconds);
+      if (row?.expired_at) throw exportExpired(row);
       const info = key ? await deps.bulk.objects.stat(key) : undefined;
       if (!row || !key || !info) throw new AppError('not_found', 'This export file is no longer available; request a new export.');
       const file = deps.bulk.objects.createReadStream(key);

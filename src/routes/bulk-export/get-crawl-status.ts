@@ -11,7 +11,8 @@ export function registerGetCrawlStatus(app: App, deps: Pick<Deps, 'store' | 'con
         operationId: 'getCrawlStatus',
         tags: ['bulk-export'],
         summary: 'The feed crawl: the cycle in progress (if any), the last completed cycle and the schedule.',
-        description: 'percentComplete = (accountsCompleted + accountsFailed) / accountsTargeted × 100. One crawl serves all accounts.',
+        description:
+          'The crawl visits every watched account of every API account on a schedule, storing new tweets and refreshing recent ones. percentComplete = (accountsCompleted + accountsFailed) / accountsTargeted × 100. One crawl serves all accounts.',
         response: { 200: CrawlStatusEnvelope },
       },
     },

@@ -14,9 +14,11 @@ export function registerGetExport(app: App, deps: Pick<Deps, 'store'>): void {
         operationId: 'getExport',
         tags: ['bulk-export'],
         summary: "One of the caller's exports, in any status: queued, running, completed (with tweetCount, sizeBytes, sha256) or failed (with error).",
-        params: Type.Object({ id: NumericId }, { additionalProperties: false }),
-        response: { 200: single(ExportRecord) },
+        description: 'Poll this after generating an export: it answers whatever the status, with startedAt once running and the counts and sha256 once completed. Another account’s export is 404 not_found.',
+        params: Type.Object({ id: Type.String({ pattern: NumericId.pattern, description: 'the export’s id', examples: ['5764607523034234881'] }) }, { additionalProperties: false }),
+        response: { 200: single(ExportRecord, 'The export.') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       // Another account's export is not_found, exactly as one that never existed.

@@ -13,8 +13,10 @@ export function registerGetLatestExport(app: App, deps: Pick<Deps, 'store'>): vo
         operationId: 'getLatestExport',
         tags: ['bulk-export'],
         summary: "The caller's most recently completed export.",
-        response: { 200: single(ExportRecord) },
+        description: 'Only completed exports count; 404 not_found until one has completed. To follow an export you just requested, poll /exports/{id} instead.',
+        response: { 200: single(ExportRecord, 'The last completed export.') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const row = await latestCompletedExport(deps.store.db, request.auth!.accountId);

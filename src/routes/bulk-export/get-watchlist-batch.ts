@@ -14,9 +14,14 @@ export function registerGetWatchlistBatch(app: App, deps: Pick<Deps, 'store'>): 
         operationId: 'getWatchlistBatch',
         tags: ['bulk-export'],
         summary: 'The status of a watchlist batch and the outcome of each of its items.',
-        params: Type.Object({ batchId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-        response: { 200: single(BatchRecord) },
+        description: 'A batch goes queued → processing → completed (or failed); each item ends added, already_present, removed, not_present, not_found, limit_exceeded or failed. Another account’s batch is 404 not_found.',
+        params: Type.Object(
+          { batchId: Type.String({ minLength: 1, maxLength: 64, description: 'batchId from the answer that created the batch', examples: ['wlb_Qm2x8Ka0Lp3ZtR7c'] }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: single(BatchRecord, 'The batch and its items.') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const batch = await findBatch(deps.store.db, request.params.batchId);

@@ -13,9 +13,11 @@ export function registerListExports(app: App, deps: Pick<Deps, 'cursors' | 'stor
         operationId: 'listExports',
         tags: ['bulk-export'],
         summary: "The caller's exports, newest first.",
+        description: 'Every export the account requested, in any status, newest first.',
         querystring: PageQuery,
-        response: { 200: paginated(ExportRecord) },
+        response: { 200: paginated(ExportRecord, 'One page of exports.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;

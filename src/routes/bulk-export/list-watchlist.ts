@@ -13,9 +13,11 @@ export function registerListWatchlist(app: App, deps: Pick<Deps, 'cursors' | 'st
         operationId: 'listWatchlist',
         tags: ['bulk-export'],
         summary: "The caller's watchlist, most recently added first.",
+        description: 'The accounts the crawl follows for this account, as added by watchlist batches.',
         querystring: PageQuery,
-        response: { 200: paginated(WatchlistEntry) },
+        response: { 200: paginated(WatchlistEntry, 'One page of watched accounts.') },
       },
+      config: { errors: ['invalid_cursor'] },
     },
     async (request) => {
       const accountId = request.auth!.accountId;

@@ -22,9 +22,10 @@ export const ExportRecord = Type.Object(
     createdAt: DateTime,
     startedAt: Nullable(DateTime),
     completedAt: Nullable(DateTime),
-    error: Nullable(Type.String()),
+    error: Nullable(Type.String({ description: 'why the export failed (status failed)' })),
+    expiredAt: Nullable({ ...DateTime, description: 'when the file was removed under EXPORT_RETENTION_DAYS; the record stays, the download answers 404 export_expired' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Export' },
 );
 export type ExportRecord = Static<typeof ExportRecord>;
 
@@ -43,6 +44,7 @@ export function exportRecord(r: ExportRow): ExportRecord {
     startedAt: r.started_at,
     completedAt: r.completed_at,
     error: r.error,
+    expiredAt: r.expired_at,
   };
 }
 
@@ -52,13 +54,14 @@ export const DownloadLink = Type.Object(
     url: Type.String({ description: 'works without an API key until expiresAt' }),
     expiresAt: DateTime,
     sizeBytes: Count,
-    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'of the gzip file: check the download against it' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'DownloadLink' },
 );
 
 export const ItemStatus = Type.Union(
   ['pending', 'added', 'already_present', 'removed', 'not_present', 'not_found', 'limit_exceeded', 'failed'].map((s) => Type.Literal(s)),
+  { title: 'BatchItemStatus' },
 );
 
 export const BatchItem = Type.Object(
@@ -68,7 +71,7 @@ export const BatchItem = Type.Object(
     status: ItemStatus,
     error: Nullable(Type.String()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'BatchItem' },
 );
 
 export const BatchRecord = Type.Object(
@@ -84,7 +87,7 @@ export const BatchRecord = Type.Object(
     completedAt: Nullable(DateTime),
     items: Type.Array(BatchItem),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Batch' },
 );
 export type BatchRecord = Static<typeof BatchRecord>;
 
@@ -109,7 +112,7 @@ export const WatchlistEntry = Type.Object(
     username: Type.String(),
     addedAt: DateTime,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WatchlistEntry' },
 );
 
 export function watchlistEntry(r: WatchlistEntriesTable): Static<typeof WatchlistEntry> {
@@ -145,9 +148,9 @@ export const CrawlStatusEnvelope = Type.Object({
       ]),
       schedule: Type.Object({ intervalHours: Type.Number({ exclusiveMinimum: 0 }), nextExpectedAt: DateTime }, { additionalProperties: false }),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, title: 'CrawlStatus' },
   ),
-});
+}, { 'x-response-description': 'The crawl’s progress and schedule.' });
 
 /** The single envelope's meta for answers computed now. */
 export const meta = (requestId: string) => ({ requestId, cached: false });

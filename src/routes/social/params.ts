@@ -1,10 +1,22 @@
 import { Type } from '@sinclair/typebox';
+import type { ErrorCode } from '../../errors/app-error.js';
 import { NumericId } from '../../http/schemas.js';
+
+/** What a read from the data source can answer besides the errors of every keyed route. */
+export const sourceErrors: readonly ErrorCode[] = ['not_found', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'];
+/** A read of a protected account's tweets. */
+export const protectedErrors: readonly ErrorCode[] = [...sourceErrors, 'protected_account'];
 
 export const IdParams = Type.Object({ id: NumericId }, { additionalProperties: false });
 
 // X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit this; '@' does not.
 export const UsernameParams = Type.Object(
-  { username: Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$', description: 'handle without the at-sign' }) },
+  {
+    username: Type.String({
+      pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$',
+      description: 'handle without the at-sign: an X username or a Bluesky handle (case-insensitive)',
+      examples: ['ada_builds'],
+    }),
+  },
   { additionalProperties: false },
 );

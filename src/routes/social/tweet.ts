@@ -5,7 +5,7 @@ import type { Deps } from '../../wiring/deps.js';
 import { asPayload } from '../../http/json-text.js';
 import { single } from '../../http/schemas.js';
 import type { TweetRead } from '../../social/social-service.js';
-import { IdParams } from './params.js';
+import { IdParams, protectedErrors } from './params.js';
 
 // A stored tweet is answered with the JSON it was stored as: the hot path parses and serializes
 // nothing (the JSON text is checked against the schema in tests).
@@ -18,7 +18,17 @@ const answer = (requestId: string, r: TweetRead): TweetAnswer =>
 export function registerTweet(app: App, deps: Pick<Deps, 'social'>): void {
   app.get(
     '/social/v1/tweets/:id',
-    { schema: { operationId: 'getTweet', tags: ['social'], summary: 'A tweet by id.', params: IdParams, response: { 200: single(Tweet) } } },
+    {
+      schema: {
+        operationId: 'getTweet',
+        tags: ['social'],
+        summary: 'A tweet by id.',
+        description: 'Reads the tweet from the gateway’s store when it holds it (meta.cached true), else from the data source. A tweet of a protected account is 403 protected_account.',
+        params: IdParams,
+        response: { 200: single(Tweet, 'The tweet.') },
+      },
+      config: { errors: protectedErrors },
+    },
     (request) => {
       // No promise when a fresh stored tweet is known at once (the wrapper awaits only a promise).
       const fresh = deps.social.freshTweet(request.params.id);

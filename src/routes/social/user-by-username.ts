@@ -2,7 +2,7 @@ import { SocialProfile } from '../../domain/models.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
-import { UsernameParams } from './params.js';
+import { sourceErrors, UsernameParams } from './params.js';
 
 export function registerUserByUsername(app: App, deps: Pick<Deps, 'social'>): void {
   app.get(
@@ -12,9 +12,11 @@ export function registerUserByUsername(app: App, deps: Pick<Deps, 'social'>): vo
         operationId: 'getUserByUsername',
         tags: ['social'],
         summary: 'A user profile by handle.',
+        description: 'Reads the profile from the configured data source (or the gateway’s recent copy, meta.cached true). A suspended or unknown handle is 404 not_found.',
         params: UsernameParams,
-        response: { 200: single(SocialProfile) },
+        response: { 200: single(SocialProfile, 'The user’s profile.') },
       },
+      config: { errors: sourceErrors },
     },
     async (request) => {
       const r = await deps.social.profileByUsername(request.params.username);

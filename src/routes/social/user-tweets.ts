@@ -5,7 +5,7 @@ import type { Deps } from '../../wiring/deps.js';
 import { NumericId, PageQuery, paginated } from '../../http/schemas.js';
 import { parseTimelineFilters } from '../../social/timeline-filters.js';
 import { pageEnvelope } from './list-page.js';
-import { IdParams } from './params.js';
+import { IdParams, protectedErrors } from './params.js';
 import { carriedFilters, timelineRead } from './timeline-cursor.js';
 
 // The times are checked by the handler (timeline-filters.ts), so that the answer says what form is wanted.
@@ -16,8 +16,10 @@ export const UserTweetsQuery = Type.Object(
     ...PageQuery.properties,
     startTime: Type.Optional(Instant('only tweets created at or after this instant; ISO 8601 with an offset or Z', '2025-01-31T00:00:00Z')),
     endTime: Type.Optional(Instant('only tweets created before this instant; ISO 8601 with an offset or Z; after startTime', '2025-02-01T00:00:00Z')),
-    sinceId: Type.Optional(Type.String({ pattern: NumericId.pattern, description: 'only tweets with an id greater than this (numeric)' })),
-    untilId: Type.Optional(Type.String({ pattern: NumericId.pattern, description: 'only tweets with an id less than this (numeric); greater than sinceId' })),
+    sinceId: Type.Optional(Type.String({ pattern: NumericId.pattern, description: 'only tweets with an id greater than this (numeric)', examples: ['1885000000000000000'] })),
+    untilId: Type.Optional(
+      Type.String({ pattern: NumericId.pattern, description: 'only tweets with an id less than this (numeric); greater than sinceId', examples: ['1886000000000000000'] }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -31,11 +33,12 @@ export function registerUserTweets(app: App, deps: Pick<Deps, 'cursors' | 'socia
         tags: ['social'],
         summary: "A user's tweets, newest first (createdAt, then id, descending).",
         description:
-          'startTime (inclusive), endTime (exclusive), sinceId and untilId (both exclusive) narrow the list, and are applied by the data source: a filtered list costs the pages of its own tweets only. A nextCursor carries the filters it was issued with: send them again or leave them out; other filters with it are 400 invalid_cursor.',
+          'One page of the user’s tweets; each page is one call and costs the same. startTime (inclusive), endTime (exclusive), sinceId and untilId (both exclusive) narrow the list, and are applied by the data source: a filtered list costs the pages of its own tweets only. A nextCursor carries the filters it was issued with: send them again or leave them out; other filters with it are 400 invalid_cursor.',
         params: IdParams,
         querystring: UserTweetsQuery,
-        response: { 200: paginated(Tweet) },
+        response: { 200: paginated(Tweet, 'One page of the user’s tweets.') },
       },
+      config: { errors: [...protectedErrors, 'invalid_cursor'] },
     },
     async (request) => {
       const asked = parseTimelineFilters(request.query);

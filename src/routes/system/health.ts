@@ -2,14 +2,21 @@ import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
 import { metricsAccess } from '../../http/metrics-access.js';
 import type { App } from '../../http/types.js';
+import { SourceError } from '../../sources/types.js';
 import type { Deps } from '../../wiring/deps.js';
 
 const Health = Type.Object({ status: Type.String() });
+const NotReady = Type.Object({
+  status: Type.String(),
+  /** The data source that cannot be reached, and why (for the operator; it never holds a secret). */
+  source: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String()),
+});
 
-export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metrics' | 'rateLimiter' | 'store'>): void {
+export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metrics' | 'rateLimiter' | 'store' | 'source'>): void {
   const pub = { public: true };
   app.get('/healthz', { config: pub, schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {
+  app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: NotReady } } }, async (_req, reply) => {
     try {
       await sql`select 1`.execute(deps.store.db);
     } catch {
@@ -19,6 +26,13 @@ export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metr
       await deps.rateLimiter.ping?.();
     } catch {
       return reply.code(503).send({ status: 'redis unavailable' });
+    }
+    // A cheap request to the upstream, its answer kept a few seconds (sources/resilience.ts).
+    try {
+      await deps.source.probe?.();
+    } catch (err) {
+      if (!(err instanceof SourceError)) throw err;
+      return reply.code(503).send({ status: 'source unavailable', source: deps.source.name, reason: err.message });
     }
     return { status: 'ready' };
   });

@@ -11,10 +11,12 @@ export function registerWalletBalance(app: App, deps: Pick<Deps, 'wallet'>): voi
         operationId: 'getWalletBalance',
         tags: ['wallet'],
         summary: "An address's native-token balance on a configured EVM chain, read over JSON-RPC.",
+        description: 'Reads the balance at the latest block from the chain’s RPC node. An address with a wrong EIP-55 checksum or an unknown chain is 400 invalid_request.',
         params: WalletParams,
         querystring: WalletQuery,
-        response: { 200: single(WalletBalanceSchema) },
+        response: { 200: single(WalletBalanceSchema, 'The balance.') },
       },
+      config: { errors: ['upstream_error', 'upstream_unavailable', 'upstream_timeout'] },
     },
     async (request) => ({
       data: await deps.wallet.getBalance(request.params.address, request.query.chain),

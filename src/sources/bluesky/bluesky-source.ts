@@ -25,9 +25,13 @@
 // - Taken-down accounts are 'suspended'; deactivated and missing ones 'not_found'.
 // - retweetedAt is null: the AppView does not say when a repost happened (the list is, however, most
 //   recent repost first).
+// - Timeouts are the resilience layer's (../resilience.ts): the signal it passes aborts every request
+//   of the call. The AppView's rate limit (per client address, ratelimit-* headers) is tracked as X's
+//   is: after a 429 no call reaches the AppView before its reset.
 import { Agent, type AppBskyActorDefs, type AppBskyFeedDefs } from '@atproto/api';
 import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
-import { SourceError, type DataSource, type RetweetEdge, type SourcePage, type TimelineQuery } from '../types.js';
+import { RateLimitTracker, readRateLimitHeaders, resetAtFromHeaders, type HeaderBag } from '../rate-limits.js';
+import { SourceError, type CallOptions, type DataSource, type RetweetEdge, type SourcePage, type TimelineQuery } from '../types.js';
 import { toSourceError } from './errors.js';
 import type { IdMap } from './id-map.js';
 import { compareIds, postIdMs } from './ids.js';
@@ -40,16 +44,18 @@ export interface BlueskySourceOptions {
   /** Default https://public.api.bsky.app. */
   appViewUrl?: string;
   idMap: IdMap;
-  /** Per request, default 10 000. */
-  timeoutMs?: number;
   /**
    * How long a timeline call keeps reading further AppView pages once it has some tweets; default
-   * half of timeoutMs (the resilience layer's timeout covers the whole call).
+   * 5 000 ms (buildSource: half the call's timeout, which covers the whole call).
    */
   walkBudgetMs?: number;
   fetch?: typeof fetch;
   now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/** The AppView's limit is one budget for all its methods. */
+const RATE_KEY = 'AppView';
 
 /** AppView pages a single call may read while looking for tweets within its bounds. */
 const MAX_PAGES_PER_CALL = 10;
@@ -77,48 +83,69 @@ export class BlueskySource implements DataSource {
   readonly name = 'bluesky';
   private readonly agent: Agent;
   private readonly idMap: IdMap;
-  private readonly timeoutMs: number;
   private readonly walkBudgetMs: number;
   private readonly now: () => number;
+  private readonly rateLimits: RateLimitTracker;
+  private readonly service: string;
+  private readonly fetchImpl: typeof fetch;
 
   constructor(options: BlueskySourceOptions) {
     const service = (options.appViewUrl ?? DEFAULT_APPVIEW_URL).replace(/\/+$/, '');
     this.agent = new Agent(options.fetch ? { service, fetch: options.fetch } : { service });
+    this.service = service;
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.idMap = options.idMap;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.walkBudgetMs = options.walkBudgetMs ?? this.timeoutMs / 2;
+    this.walkBudgetMs = options.walkBudgetMs ?? 5_000;
     this.now = options.now ?? Date.now;
+    this.rateLimits = new RateLimitTracker({ label: 'The Bluesky AppView', now: this.now, ...(options.sleep ? { sleep: options.sleep } : {}) });
   }
 
-  async getUserByUsername(username: string): Promise<SocialProfile> {
+  /** The AppView's health check: any answer below 500 shows it can be reached (a 429 included). */
+  async probe(call?: CallOptions): Promise<void> {
+    let status: number;
+    try {
+      const res = await this.fetchImpl(new URL('/xrpc/_health', this.service), call?.signal ? { signal: call.signal } : {});
+      status = res.status;
+      await res.body?.cancel();
+    } catch (err) {
+      if (call?.signal?.aborted) throw call.signal.reason;
+      throw toSourceError(err, { what: 'the readiness probe (/xrpc/_health)', now: this.now() });
+    }
+    if (status >= 500) {
+      throw new SourceError('unavailable', `The Bluesky AppView failed its health check with HTTP ${status}: check BLUESKY_APPVIEW_URL`, undefined, { status });
+    }
+  }
+
+  async getUserByUsername(username: string, call?: CallOptions): Promise<SocialProfile> {
     const handle = (username.startsWith('@') ? username.slice(1) : username).toLowerCase();
     const what = `user @${handle}`;
     // A handle is a domain name: nothing else can exist on Bluesky.
     if (!isHandle(handle)) throw new SourceError('not_found', `${what} cannot exist on Bluesky (a handle is a domain name)`);
-    return this.profile(await this.profileView(handle, what));
+    return this.profile(await this.profileView(handle, what, call?.signal));
   }
 
-  async getUserById(id: string): Promise<SocialProfile> {
+  async getUserById(id: string, call?: CallOptions): Promise<SocialProfile> {
     const what = `user ${id}`;
-    return this.profile(await this.profileView(await this.didOf(id, what), what));
+    return this.profile(await this.profileView(await this.didOf(id, what), what, call?.signal));
   }
 
-  async getTweet(id: string): Promise<Tweet> {
+  async getTweet(id: string, call?: CallOptions): Promise<Tweet> {
     const what = `tweet ${id}`;
-    const view = await this.postView(await this.uriOf(id, what), what);
+    const view = await this.postView(await this.uriOf(id, what), what, call?.signal);
     return mapPost(view, await new Refs().postView(view).resolve(this.idMap, this.now()));
   }
 
-  async getRetweeters(tweetId: string, page: { limit: number; after?: string }): Promise<SourcePage<RetweetEdge>> {
+  async getRetweeters(tweetId: string, page: { limit: number; after?: string }, call?: CallOptions): Promise<SourcePage<RetweetEdge>> {
+    const signal = call?.signal;
     const what = `retweeters of tweet ${tweetId}`;
     const uri = await this.uriOf(tweetId, what);
     const limit = clampLimit(page.limit);
     let cursor = page.after || undefined;
     // A list of nobody is also what the AppView answers for a post that is gone: check it on the first page.
-    const exists = cursor === undefined ? this.postView(uri, `tweet ${tweetId}`) : Promise.resolve(undefined);
+    const exists = cursor === undefined ? this.postView(uri, `tweet ${tweetId}`, signal) : Promise.resolve(undefined);
     for (let pages = 0; ; pages++) {
       const [res] = await Promise.all([
-        this.call(what, (opts) => this.agent.app.bsky.feed.getRepostedBy({ uri, limit, ...(cursor ? { cursor } : {}) }, opts)),
+        this.call(what, signal, (opts) => this.agent.app.bsky.feed.getRepostedBy({ uri, limit, ...(cursor ? { cursor } : {}) }, opts)),
         pages === 0 ? exists : undefined,
       ]);
       const next = res.data.cursor || undefined;
@@ -127,7 +154,7 @@ export class BlueskySource implements DataSource {
         cursor = next;
         continue;
       }
-      const profiles = await this.detailedProfiles(res.data.repostedBy, what);
+      const profiles = await this.detailedProfiles(res.data.repostedBy, what, signal);
       const refs = new Refs();
       for (const p of profiles) refs.profile(p);
       const ids = await refs.resolve(this.idMap, this.now());
@@ -138,7 +165,8 @@ export class BlueskySource implements DataSource {
     }
   }
 
-  async getUserTweets(userId: string, query: TimelineQuery): Promise<SourcePage<Tweet>> {
+  async getUserTweets(userId: string, query: TimelineQuery, call?: CallOptions): Promise<SourcePage<Tweet>> {
+    const signal = call?.signal;
     const what = `tweets of user ${userId}`;
     const did = await this.didOf(userId, what);
     const limit = clampLimit(query.limit);
@@ -153,9 +181,9 @@ export class BlueskySource implements DataSource {
 
     for (let pages = 0; pages < MAX_PAGES_PER_CALL; pages++) {
       if (items.length > 0 && this.now() - started >= this.walkBudgetMs) break;
-      const feed = await this.authorFeed(did, pos, what);
+      const feed = await this.authorFeed(did, pos, what, signal);
       if (feed.feed.some((item) => item.post.author.did === did && isNoUnauthenticated(item.post.author.labels))) throw protectedError(what);
-      if (query.after === undefined && pages === 0) await this.checkVisible(did, feed.feed, what);
+      if (query.after === undefined && pages === 0) await this.checkVisible(did, feed.feed, what, signal);
       const last = pos.last;
       const own = feed.feed
         .map((item, index) => ({ item, index, ms: postSortMs(item.post.record, item.post.indexedAt) ?? 0 }))
@@ -193,41 +221,41 @@ export class BlueskySource implements DataSource {
 
   // --- reads ---
 
-  private async profileView(actor: string, what: string): Promise<AppBskyActorDefs.ProfileViewDetailed> {
-    return (await this.call(what, (opts) => this.agent.app.bsky.actor.getProfile({ actor }, opts))).data;
+  private async profileView(actor: string, what: string, signal: AbortSignal | undefined): Promise<AppBskyActorDefs.ProfileViewDetailed> {
+    return (await this.call(what, signal, (opts) => this.agent.app.bsky.actor.getProfile({ actor }, opts))).data;
   }
 
-  private async postView(uri: string, what: string): Promise<AppBskyFeedDefs.PostView> {
-    const res = await this.call(what, (opts) => this.agent.app.bsky.feed.getPosts({ uris: [uri] }, opts));
+  private async postView(uri: string, what: string, signal: AbortSignal | undefined): Promise<AppBskyFeedDefs.PostView> {
+    const res = await this.call(what, signal, (opts) => this.agent.app.bsky.feed.getPosts({ uris: [uri] }, opts));
     const view = res.data.posts.find((p) => p.uri === uri);
     if (!view) throw new SourceError('not_found', `Bluesky does not show ${what} (deleted, or its author is gone)`);
     if (isNoUnauthenticated(view.author.labels)) throw protectedError(what);
     return view;
   }
 
-  private async authorFeed(did: string, pos: FeedPosition, what: string): Promise<{ feed: AppBskyFeedDefs.FeedViewPost[]; cursor?: string }> {
+  private async authorFeed(did: string, pos: FeedPosition, what: string, signal: AbortSignal | undefined): Promise<{ feed: AppBskyFeedDefs.FeedViewPost[]; cursor?: string }> {
     try {
       const params = { actor: did, limit: pos.size, filter: 'posts_with_replies', ...(pos.cursor ? { cursor: pos.cursor } : {}) };
-      return (await this.call(what, (opts) => this.agent.app.bsky.feed.getAuthorFeed(params, opts))).data;
+      return (await this.call(what, signal, (opts) => this.agent.app.bsky.feed.getAuthorFeed(params, opts))).data;
     } catch (err) {
       // "Profile not found" also covers taken-down accounts: the profile tells which.
-      if (err instanceof SourceError && err.kind === 'not_found') await this.profileView(did, what);
+      if (err instanceof SourceError && err.kind === 'not_found') await this.profileView(did, what, signal);
       throw err;
     }
   }
 
   /** The first page shows none of the author's posts (which carry the author's labels): the profile tells whether it is protected. */
-  private async checkVisible(did: string, feed: AppBskyFeedDefs.FeedViewPost[], what: string): Promise<void> {
+  private async checkVisible(did: string, feed: AppBskyFeedDefs.FeedViewPost[], what: string, signal: AbortSignal | undefined): Promise<void> {
     if (feed.some((item) => item.post.author.did === did)) return;
-    const profile = await this.profileView(did, what);
+    const profile = await this.profileView(did, what, signal);
     if (isNoUnauthenticated(profile.labels)) throw protectedError(what);
   }
 
   /** Full profiles (with counts) for the basic views of a list, in the same order; a basic view where none came. */
-  private async detailedProfiles(views: AppBskyActorDefs.ProfileView[], what: string): Promise<ProfileLike[]> {
+  private async detailedProfiles(views: AppBskyActorDefs.ProfileView[], what: string, signal: AbortSignal | undefined): Promise<ProfileLike[]> {
     const parts: string[][] = [];
     for (let i = 0; i < views.length; i += PROFILES_PER_CALL) parts.push(views.slice(i, i + PROFILES_PER_CALL).map((v) => v.did));
-    const answers = await Promise.all(parts.map((actors) => this.call(what, (opts) => this.agent.app.bsky.actor.getProfiles({ actors }, opts))));
+    const answers = await Promise.all(parts.map((actors) => this.call(what, signal, (opts) => this.agent.app.bsky.actor.getProfiles({ actors }, opts))));
     const byDid = new Map(answers.flatMap((a) => a.data.profiles).map((p) => [p.did, p] as const));
     return views.map((v) => byDid.get(v.did) ?? v);
   }
@@ -250,13 +278,31 @@ export class BlueskySource implements DataSource {
     return uri;
   }
 
-  /** One AppView call within our timeout; every failure becomes a SourceError. */
-  private async call<T>(what: string, fn: (opts: { signal: AbortSignal }) => Promise<T>): Promise<T> {
-    const signal = AbortSignal.timeout(this.timeoutMs);
+  /**
+   * One AppView call, within its rate limit, aborted by `signal`; every failure becomes a SourceError
+   * (an abort rethrows the signal's reason).
+   */
+  private async call<T extends { headers: HeaderBag }>(what: string, signal: AbortSignal | undefined, fn: (opts: { signal?: AbortSignal }) => Promise<T>): Promise<T> {
+    await this.rateLimits.acquire(RATE_KEY, 0);
+    let res: T;
     try {
-      return await fn({ signal });
+      res = await fn(signal ? { signal } : {});
     } catch (err) {
-      throw toSourceError(err, { what, timeoutMs: this.timeoutMs, timedOut: signal.aborted, now: this.now() });
+      const x = err as { status?: unknown; headers?: HeaderBag };
+      const status = typeof x.status === 'number' && x.status >= 100 ? x.status : undefined;
+      const now = this.now();
+      const headers = status === undefined ? {} : readRateLimitHeaders(x.headers, 'ratelimit-', now);
+      if (status === 429) headers.resetAtMs = resetAtFromHeaders(x.headers, 'ratelimit-', now)?.getTime();
+      const heldUntil = this.rateLimits.settle(RATE_KEY, status, headers);
+      if (signal?.aborted) throw signal.reason;
+      const error = toSourceError(err, { what, now });
+      if (error.kind === 'rate_limited' && heldUntil) {
+        // The tracker holds every call back until then (its fallback when the answer gave no reset).
+        throw new SourceError('rate_limited', `The Bluesky AppView's rate limit for ${what} is exhausted until ${heldUntil.toISOString()}`, heldUntil, error.upstream);
+      }
+      throw error;
     }
+    this.rateLimits.settle(RATE_KEY, 200, readRateLimitHeaders(res.headers, 'ratelimit-', this.now()));
+    return res;
   }
 }

@@ -4,7 +4,8 @@
 // came (network failure, our abort), or 2 when the answer failed the lexicon's validation; `error` is
 // the XRPC error name ("InvalidRequest", "AccountTakedown"…); `headers` are the answer's. It is not
 // exported by @atproto/api, so it is recognized by shape.
-import { SourceError } from '../types.js';
+import { resetAtFromHeaders } from '../rate-limits.js';
+import { SourceError, type SourceErrorKind } from '../types.js';
 
 interface XrpcErrorLike {
   status: number;
@@ -24,18 +25,6 @@ function clip(text: string, max = 200): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/**
- * When the rate limit lifts: `ratelimit-reset` (Bluesky sends epoch seconds; a small number is read
- * as seconds from now), else `retry-after` (seconds).
- */
-export function resetAtFromHeaders(headers: Record<string, string | undefined> | undefined, now: number): Date | undefined {
-  const reset = Number(headers?.['ratelimit-reset'] ?? Number.NaN);
-  if (Number.isFinite(reset) && reset > 0) return new Date(reset > 1e9 ? reset * 1000 : now + reset * 1000);
-  const retryAfter = Number(headers?.['retry-after'] ?? Number.NaN);
-  if (Number.isFinite(retryAfter) && retryAfter >= 0) return new Date(now + retryAfter * 1000);
-  return undefined;
-}
-
 function isTimeout(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     if (e.name === 'TimeoutError') return true;
@@ -52,8 +41,6 @@ function causeText(err: Error): string {
 export interface CallContext {
   /** What was asked for, e.g. "user @alice.bsky.social". */
   what: string;
-  timeoutMs: number;
-  timedOut: boolean;
   now: number;
 }
 
@@ -61,40 +48,43 @@ export interface CallContext {
 export function toSourceError(err: unknown, ctx: CallContext): SourceError {
   if (err instanceof SourceError) return err;
   const { what } = ctx;
-  if (ctx.timedOut || isTimeout(err)) return new SourceError('timeout', `The Bluesky AppView did not answer within ${ctx.timeoutMs} ms for ${what}`);
+  if (isTimeout(err)) return new SourceError('timeout', `The Bluesky AppView did not answer in time for ${what}`);
   const x = asXrpcError(err);
   if (!x) {
     const message = err instanceof Error ? err.message : String(err);
-    return new SourceError('unavailable', `The Bluesky AppView could not be reached for ${what}: ${clip(message)}`);
+    return new SourceError('unavailable', `The Bluesky AppView could not be reached for ${what}: ${clip(message)}`, undefined, { error: clip(message, 500) });
   }
   const detail = clip(x.message && x.message !== x.error ? `${x.error}: ${x.message}` : x.error);
+  const upstream = x.status >= 100 ? { status: x.status, body: clip(`${x.error}: ${x.message}`, 500) } : { error: causeText(x as unknown as Error) };
+  const error = (kind: SourceErrorKind, message: string, resetAt?: Date) => new SourceError(kind, message, resetAt, upstream);
   switch (true) {
     case x.status === 1:
-      return new SourceError('unavailable', `The Bluesky AppView could not be reached for ${what}: ${causeText(x as unknown as Error)}`);
+      return error('unavailable', `The Bluesky AppView could not be reached for ${what}: ${causeText(x as unknown as Error)}`);
     case x.status === 2:
-      return new SourceError('bad_response', `The Bluesky AppView sent an answer for ${what} that does not match its lexicon: ${clip(x.message)}`);
+      return error('bad_response', `The Bluesky AppView sent an answer for ${what} that does not match its lexicon: ${clip(x.message)}`);
     case x.status === 429: {
-      const resetAt = resetAtFromHeaders(x.headers, ctx.now);
+      const resetAt = resetAtFromHeaders(x.headers, 'ratelimit-', ctx.now);
       const when = resetAt ? ` until ${resetAt.toISOString()}` : '';
-      return new SourceError('rate_limited', `The Bluesky AppView's rate limit for ${what} is exhausted${when}`, resetAt);
+      return error('rate_limited', `The Bluesky AppView's rate limit for ${what} is exhausted${when}`, resetAt);
     }
     case x.error === 'AccountTakedown':
-      return new SourceError('suspended', `Bluesky says ${what} is suspended (taken down)`);
+      return error('suspended', `Bluesky says ${what} is suspended (taken down)`);
     case x.error === 'AccountDeactivated':
-      return new SourceError('not_found', `Bluesky says ${what} is deactivated`);
+      return error('not_found', `Bluesky says ${what} is deactivated`);
     case x.status === 400 && (/not ?found/i.test(x.error) || /not found/i.test(x.message)):
-      return new SourceError('not_found', `Bluesky says ${what} does not exist`);
+      return error('not_found', `Bluesky says ${what} does not exist`);
     case x.status === 400 && /must be a valid (did|handle|at-identifier)|valid did or a handle/i.test(x.message):
-      return new SourceError('not_found', `${what} cannot exist on Bluesky (${clip(x.message)})`);
+      return error('not_found', `${what} cannot exist on Bluesky (${clip(x.message)})`);
     case x.error === 'BlockedActor' || x.error === 'BlockedByActor':
-      return new SourceError('not_found', `Bluesky does not show ${what} (${x.error})`);
+      return error('not_found', `Bluesky does not show ${what} (${x.error})`);
     case x.status === 401 || x.status === 403:
-      return new SourceError('unavailable', `The Bluesky AppView refused a public read of ${what} (HTTP ${x.status}); check BLUESKY_APPVIEW_URL`);
+      return error('rejected', `The Bluesky AppView refused a public read of ${what} (HTTP ${x.status}): check BLUESKY_APPVIEW_URL`);
     case x.status === 404 || x.status === 501:
-      return new SourceError('bad_response', `The service at BLUESKY_APPVIEW_URL does not serve the call for ${what} (HTTP ${x.status}); is it an AppView?`);
+      return error('rejected', `The service at BLUESKY_APPVIEW_URL does not serve the call for ${what} (HTTP ${x.status}): is it an AppView?`);
     case x.status >= 500:
-      return new SourceError('unavailable', `The Bluesky AppView failed with HTTP ${x.status} for ${what}: ${detail}`);
+      return error('unavailable', `The Bluesky AppView failed with HTTP ${x.status} for ${what}: ${detail}`);
     default:
-      return new SourceError('bad_response', `The Bluesky AppView refused the request for ${what} with HTTP ${x.status}: ${detail}`);
+      // 400 and other 4xx: the AppView refused the request as we made it; the same request would fail again.
+      return error('rejected', `The Bluesky AppView refused the request for ${what} with HTTP ${x.status}: ${detail}`);
   }
 }

@@ -3,7 +3,8 @@
 //  - "partial errors": 200 with `errors[]` and no `data`, which is how X says a user or tweet is
 //    missing, suspended or protected.
 // Messages never contain the bearer token: we never echo request headers, and for 401/403 we do not
-// echo the body either.
+// echo the body either. 401, 403 and other 4xx are 'rejected': the operator must fix something (the
+// token, the plan, a parameter), so they are neither retried nor reported as an outage.
 import { SourceError } from '../types.js';
 import { asArray, asObject, asString, type JsonObject } from './json.js';
 
@@ -49,44 +50,64 @@ export function errorFromProblems(problems: unknown[], what: string): SourceErro
   return new SourceError('bad_response', `X answered without data for ${what} (${detail})`);
 }
 
-/** The instant in `x-rate-limit-reset` (epoch seconds), else `retry-after` (seconds) from now. */
-export function resetAtFromHeaders(headers: Headers, now: number): Date | undefined {
-  const reset = Number(headers.get('x-rate-limit-reset') ?? Number.NaN);
-  if (Number.isFinite(reset) && reset > 0) return new Date(reset * 1000);
-  const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
-  if (Number.isFinite(retryAfter) && retryAfter >= 0) return new Date(now + retryAfter * 1000);
-  return undefined;
+/** The query parameters a 400 names: `errors[].parameters`' keys, else names quoted in its messages. */
+export function rejectedParameters(body: unknown): string[] {
+  const problem = asObject(body);
+  const errors = asArray(problem?.errors).map(asObject).filter((e): e is JsonObject => e !== undefined);
+  const names = new Set<string>();
+  for (const e of errors) for (const name of Object.keys(asObject(e.parameters) ?? {})) names.add(name);
+  if (names.size === 0) {
+    const texts = [...errors.map((e) => asString(e.message) ?? ''), asString(problem?.detail) ?? ''];
+    for (const text of texts) for (const m of text.matchAll(/[`[]([a-z_]+(?:\.[a-z_]+)?)[`\]] (?:query )?parameter|(?:query )?parameter[s]? [`[]([a-z_]+(?:\.[a-z_]+)?)[`\]]/g)) names.add((m[1] ?? m[2])!);
+  }
+  return [...names];
 }
 
-/** The error for a non-2xx answer. `body` is the parsed body when it was JSON. */
-export function errorFromStatus(status: number, body: unknown, what: string, resetAt: Date | undefined): SourceError {
-  if (status === 401 || status === 403) {
+/** What X said, for logs: the status and the start of the body. */
+export interface XAnswer {
+  status: number;
+  body: unknown;
+  /** The raw body, already cleared of our token. */
+  text: string;
+}
+
+/** The error for a non-2xx answer. */
+export function errorFromStatus(answer: XAnswer, what: string, resetAt: Date | undefined): SourceError {
+  const { status, body } = answer;
+  const upstream = { status, body: clip(answer.text, 500) };
+  const problem = asObject(body);
+  if (status === 401) {
+    return new SourceError('rejected', 'X rejected the bearer token (HTTP 401): check X_BEARER_TOKEN', undefined, upstream);
+  }
+  if (status === 403) {
+    // The problem type says which (client-not-enrolled, unsupported-authentication…); it is a fixed slug, never an echo of the request.
+    const kind = problem ? problemKind(problem) : '';
+    const why = /^[a-z-]{1,60}$/.test(kind) ? ` (${kind})` : '';
     return new SourceError(
-      'unavailable',
-      `X rejected our credentials (HTTP ${status}); check the configured bearer token and the API plan's access`,
+      'rejected',
+      `X refused this bearer token access to ${what} (HTTP 403${why}): check X_BEARER_TOKEN and that its app's project and API plan include this endpoint`,
+      undefined,
+      upstream,
     );
   }
-  if (status === 404) return new SourceError('not_found', `X says ${what} does not exist`);
+  if (status === 404) return new SourceError('not_found', `X says ${what} does not exist`, undefined, upstream);
   if (status === 429) {
     const when = resetAt ? ` until ${resetAt.toISOString()}` : '';
-    return new SourceError('rate_limited', `X's rate limit for ${what} is exhausted${when}`, resetAt);
+    return new SourceError('rate_limited', `X's rate limit for ${what} is exhausted${when}`, resetAt, upstream);
   }
-  const problem = asObject(body);
   const firstError = asObject(asArray(problem?.errors)[0]);
-  const detail = problem ? clip(problemText(problem) || (firstError ? problemText(firstError) : '') || asString(problem.message) || '') : '';
+  const detail = problem ? clip((firstError ? asString(firstError.message) : undefined) || problemText(problem) || asString(problem.message) || '') : '';
   const suffix = detail ? `: ${detail}` : '';
-  if (status >= 500) return new SourceError('unavailable', `X failed with HTTP ${status} for ${what}${suffix}`);
+  if (status >= 500) return new SourceError('unavailable', `X failed with HTTP ${status} for ${what}${suffix}`, undefined, upstream);
   // 400, 409, 422…: X refused the request as we made it; retrying the same request will not help.
-  return new SourceError('bad_response', `X refused the request for ${what} with HTTP ${status}${suffix}`);
+  const params = status === 400 ? rejectedParameters(body) : [];
+  const named = params.length > 0 ? ` (rejected parameter${params.length > 1 ? 's' : ''}: ${params.join(', ')})` : '';
+  return new SourceError('rejected', `X refused the request for ${what} with HTTP ${status}${named}${suffix}`, undefined, params.length > 0 ? { ...upstream, parameters: params } : upstream);
 }
 
-/** The error for a fetch that threw: our timeout, or the network. */
-export function errorFromFetchFailure(err: unknown, timedOut: boolean, timeoutMs: number, what: string): SourceError {
+/** The error for a fetch that threw: the network, or an answer cut off. (Timeouts and aborts are the caller's.) */
+export function errorFromFetchFailure(err: unknown, what: string): SourceError {
   if (err instanceof SourceError) return err;
-  const name = err instanceof Error ? err.name : '';
-  if (timedOut || name === 'TimeoutError') {
-    return new SourceError('timeout', `X did not answer within ${timeoutMs} ms for ${what}`);
-  }
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
-  return new SourceError('unavailable', `X could not be reached for ${what}: ${clip(cause)}`);
+  return new SourceError('unavailable', `X could not be reached for ${what}: ${clip(cause)}`, undefined, { error: clip(cause, 500) });
 }

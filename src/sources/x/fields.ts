@@ -4,11 +4,15 @@
 //    a user expansion. Checked against the document by the Prism tests.
 //  - 'tweets': the tweet-era names of X's reference pages (tweet.fields, note_tweet,
 //    referenced_tweets, pinned_tweet_id as a user field), for deployments whose API wants those.
-// Responses in either dialect are understood whichever is configured (see map.ts).
+// Responses in either dialect are understood whichever is configured (see map.ts). X_API_DIALECT sets
+// the first one asked with; x-source.ts switches to the other once if X refuses it.
 
 export type XFieldDialect = 'posts' | 'tweets';
 
 export type QueryParams = Record<string, string | undefined>;
+
+/** The parameters whose names or values differ between the two vocabularies: X refusing one of them may mean the other vocabulary. */
+export const DIALECT_PARAMS: ReadonlySet<string> = new Set(['post.fields', 'tweet.fields', 'user.fields', 'expansions']);
 
 const USER_FIELDS = [
   'created_at',

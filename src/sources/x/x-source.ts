@@ -1,26 +1,31 @@
-// The X API v2 data source: app-only bearer token, Node's global fetch, one request per call.
-// Parameters follow the X API v2 OpenAPI document (docs/upstream/x-api-v2-openapi.json); answers in
-// post-era and tweet-era names are both understood.
+// The X API v2 data source: app-only bearer token, Node's global fetch, one request per call (two
+// when X refuses our field vocabulary, see below). Parameters follow the X API v2 OpenAPI document
+// (docs/upstream/x-api-v2-openapi.json); answers in post-era and tweet-era names are both understood.
+// Timeouts are the resilience layer's (../resilience.ts): the signal it passes aborts the request.
+//
+// Field vocabulary: X_API_DIALECT picks the names we ask with first ('posts' or 'tweets', fields.ts).
+// The first 400 that names one of the parameters whose names differ between the two makes the source
+// ask again in the other vocabulary; if X takes it, the source keeps it for the rest of the process
+// and logs it. It is tried once (tryOtherVocabulary).
 import type { Community, SocialProfile, Tweet } from '../../domain/models.js';
-import { SourceError, type DataSource, type RetweetEdge, type SourcePage, type TimelineQuery } from '../types.js';
-import { errorFromFetchFailure, errorFromProblems, errorFromStatus, resetAtFromHeaders } from './errors.js';
-import { communityParams, tweetParams, userParams, type QueryParams, type XFieldDialect } from './fields.js';
+import { RateLimitTracker, readRateLimitHeaders, resetAtFromHeaders } from '../rate-limits.js';
+import { SourceError, silentLog, type CallOptions, type DataSource, type RetweetEdge, type SourceLog, type SourcePage, type TimelineQuery } from '../types.js';
+import { errorFromFetchFailure, errorFromProblems, errorFromStatus } from './errors.js';
+import { communityParams, DIALECT_PARAMS, tweetParams, userParams, type QueryParams, type XFieldDialect } from './fields.js';
 import { asArray, asObject, asString, badResponse, isNumericId, type JsonObject } from './json.js';
 import { indexIncludes, mapCommunity, mapRetweetEdge, mapTweet, mapUser, newestFirst } from './map.js';
-import { RateLimitTracker, readRateLimitHeaders } from './rate-limits.js';
 import { aboveWindow, belowWindow, lowerId, timeParam } from './timeline-window.js';
 
 export interface XSourceOptions {
   bearerToken: string;
   /** Default 'https://api.x.com'. */
   baseUrl?: string;
-  /** Per request, default 10 000. */
-  timeoutMs?: number;
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** Parameter names to send; default 'posts' (the OpenAPI document's). See fields.ts. */
+  /** Parameter names to send first; default 'posts' (the OpenAPI document's). See fields.ts. */
   dialect?: XFieldDialect;
+  log?: SourceLog;
   /** How long a call may wait for X's rate-limit window to reset before failing; default 0 (fail at once). */
   maxRateLimitWaitMs?: number;
   /** Share one tracker between sources that use the same token (e.g. the API's and the crawler's). */
@@ -39,10 +44,12 @@ export class XSource implements DataSource {
   readonly name = 'x';
   private readonly bearerToken: string;
   private readonly baseUrl: string;
-  private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
-  private readonly dialect: XFieldDialect;
+  private readonly log: SourceLog;
+  private dialectNow: XFieldDialect;
+  /** The one trial of the other vocabulary: resolves to whether the source switched. */
+  private dialectTrial?: Promise<boolean>;
   private readonly maxRateLimitWaitMs: number;
   readonly rateLimits: RateLimitTracker;
 
@@ -50,67 +57,82 @@ export class XSource implements DataSource {
     if (!options.bearerToken) throw new Error('XSource needs a bearer token');
     this.bearerToken = options.bearerToken;
     this.baseUrl = (options.baseUrl ?? 'https://api.x.com').replace(/\/+$/, '');
-    this.timeoutMs = options.timeoutMs ?? 10_000;
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.now = options.now ?? Date.now;
-    this.dialect = options.dialect ?? 'posts';
+    this.log = options.log ?? silentLog;
+    this.dialectNow = options.dialect ?? 'posts';
     this.maxRateLimitWaitMs = options.maxRateLimitWaitMs ?? 0;
-    this.rateLimits = options.rateLimits ?? new RateLimitTracker({ now: this.now, sleep: options.sleep });
+    this.rateLimits = options.rateLimits ?? new RateLimitTracker({ label: 'X', now: this.now, sleep: options.sleep });
   }
 
-  async getUserByUsername(username: string): Promise<SocialProfile> {
+  /** The field vocabulary in use (it changes at most once, see the top of this file). */
+  get dialect(): XFieldDialect {
+    return this.dialectNow;
+  }
+
+  /** A user lookup (@X, which exists): it shows that X answers and accepts the token. */
+  async probe(call?: CallOptions): Promise<void> {
+    try {
+      await this.get('/2/users/by/username/:username', '/2/users/by/username/X', () => ({}), 'the readiness probe (user @X)', call?.signal);
+    } catch (err) {
+      if (err instanceof SourceError && err.kind === 'not_found') throw new SourceError('bad_response', `X_BASE_URL (${this.baseUrl}) says @X does not exist: is it the X API?`, undefined, err.upstream);
+      throw err;
+    }
+  }
+
+  async getUserByUsername(username: string, call?: CallOptions): Promise<SocialProfile> {
     const handle = username.startsWith('@') ? username.slice(1) : username;
     const what = `user @${handle}`;
     // X's usernames are 1-15 letters, digits and underscores: no other can exist.
     if (!USERNAME.test(handle)) throw new SourceError('not_found', `${what} cannot exist on X`);
-    const body = await this.get('/2/users/by/username/:username', `/2/users/by/username/${handle}`, userParams(this.dialect), what);
+    const body = await this.get('/2/users/by/username/:username', `/2/users/by/username/${handle}`, userParams, what, call?.signal);
     return mapUser(this.single(body, what));
   }
 
-  async getUserById(id: string): Promise<SocialProfile> {
+  async getUserById(id: string, call?: CallOptions): Promise<SocialProfile> {
     const what = `user ${id}`;
     this.checkId(id, what);
-    const body = await this.get('/2/users/:id', `/2/users/${id}`, userParams(this.dialect), what);
+    const body = await this.get('/2/users/:id', `/2/users/${id}`, userParams, what, call?.signal);
     return mapUser(this.single(body, what));
   }
 
-  async getTweet(id: string): Promise<Tweet> {
+  async getTweet(id: string, call?: CallOptions): Promise<Tweet> {
     const what = `tweet ${id}`;
     this.checkId(id, what);
-    const body = await this.get('/2/tweets/:id', `/2/tweets/${id}`, tweetParams(this.dialect), what);
+    const body = await this.get('/2/tweets/:id', `/2/tweets/${id}`, tweetParams, what, call?.signal);
     return mapTweet(this.single(body, what), indexIncludes(body));
   }
 
-  async getRetweeters(tweetId: string, page: { limit: number; after?: string }): Promise<SourcePage<RetweetEdge>> {
+  async getRetweeters(tweetId: string, page: { limit: number; after?: string }, call?: CallOptions): Promise<SourcePage<RetweetEdge>> {
     const what = `retweeters of tweet ${tweetId}`;
     this.checkId(tweetId, what);
-    const params: QueryParams = {
-      ...userParams(this.dialect),
+    const params = (dialect: XFieldDialect): QueryParams => ({
+      ...userParams(dialect),
       max_results: String(clampLimit(page.limit)),
       pagination_token: page.after || undefined,
-    };
-    const body = await this.get('/2/tweets/:id/retweeted_by', `/2/tweets/${tweetId}/retweeted_by`, params, what);
+    });
+    const body = await this.get('/2/tweets/:id/retweeted_by', `/2/tweets/${tweetId}/retweeted_by`, params, what, call?.signal);
     const items = this.list(body, what).map(mapRetweetEdge);
     return withNext(items, nextToken(body));
   }
 
-  async getUserTweets(userId: string, query: TimelineQuery): Promise<SourcePage<Tweet>> {
+  async getUserTweets(userId: string, query: TimelineQuery, call?: CallOptions): Promise<SourcePage<Tweet>> {
     const what = `tweets of user ${userId}`;
     this.checkId(userId, what);
     const limit = clampLimit(query.limit);
     const cursorUntil = query.after?.startsWith(UNTIL_PREFIX) ? query.after.slice(UNTIL_PREFIX.length) : undefined;
     if (cursorUntil !== undefined && !isNumericId(cursorUntil)) throw new SourceError('bad_response', `an X timeline cursor is malformed`);
     const untilId = lowerId(cursorUntil, query.untilId);
-    const params: QueryParams = {
-      ...tweetParams(this.dialect),
+    const params = (dialect: XFieldDialect): QueryParams => ({
+      ...tweetParams(dialect),
       max_results: String(Math.max(5, limit)), // X wants 5..100
       pagination_token: cursorUntil === undefined ? query.after || undefined : undefined,
       until_id: untilId,
       since_id: query.sinceId,
       start_time: timeParam(query.startTime),
       end_time: timeParam(query.endTime),
-    };
-    const body = await this.get('/2/users/:id/tweets', `/2/users/${userId}/tweets`, params, what);
+    });
+    const body = await this.get('/2/users/:id/tweets', `/2/users/${userId}/tweets`, params, what, call?.signal);
     const includes = indexIncludes(body);
     const tweets = this.list(body, what).map((raw) => mapTweet(raw, includes)).sort(newestFirst);
     const window = { ...query, untilId };
@@ -129,10 +151,10 @@ export class XSource implements DataSource {
     return withNext(items, token);
   }
 
-  async getCommunity(id: string): Promise<Community> {
+  async getCommunity(id: string, call?: CallOptions): Promise<Community> {
     const what = `community ${id}`;
     this.checkId(id, what);
-    const body = await this.get('/2/communities/:id', `/2/communities/${id}`, communityParams(), what);
+    const body = await this.get('/2/communities/:id', `/2/communities/${id}`, communityParams, what, call?.signal);
     return mapCommunity(this.single(body, what));
   }
 
@@ -159,33 +181,91 @@ export class XSource implements DataSource {
     return badResponse(`data for ${what} is not a list`);
   }
 
-  /** One GET to X, within the endpoint's rate limit and our timeout; the JSON object it answered. */
-  private async get(template: string, path: string, params: QueryParams, what: string): Promise<JsonObject> {
+  /**
+   * One GET to X within the endpoint's rate limit; the JSON object it answered. `params` gives the
+   * query in a vocabulary (see the top of this file for the switch).
+   */
+  private async get(template: string, path: string, params: (dialect: XFieldDialect) => QueryParams, what: string, signal?: AbortSignal): Promise<JsonObject> {
+    const dialect = this.dialectNow;
+    try {
+      return await this.getOnce(template, path, params(dialect), what, signal);
+    } catch (err) {
+      if (!refusesVocabulary(err)) throw err;
+      if (this.dialectNow !== dialect) return this.getOnce(template, path, params(this.dialectNow), what, signal); // switched meanwhile
+      if (this.dialectTrial) {
+        if (await this.dialectTrial) return this.getOnce(template, path, params(this.dialectNow), what, signal);
+        throw err;
+      }
+      return this.tryOtherVocabulary(err, dialect, () => this.getOnce(template, path, params(dialect === 'posts' ? 'tweets' : 'posts'), what, signal));
+    }
+  }
+
+  /**
+   * Asks again in the other vocabulary: any answer from X other than the same refusal means X took
+   * it, and the source keeps it for the rest of the process. Calls refused meanwhile wait for the
+   * verdict. A refusal of both keeps the configured one, and the switch is not tried again; a failure
+   * that says nothing about the vocabulary (network, 5xx, 429) leaves the trial for a later call.
+   */
+  private async tryOtherVocabulary(refusal: SourceError, dialect: XFieldDialect, ask: () => Promise<JsonObject>): Promise<JsonObject> {
+    const other: XFieldDialect = dialect === 'posts' ? 'tweets' : 'posts';
+    const named = refusal.upstream?.parameters ?? [];
+    let verdict!: (switched: boolean) => void;
+    this.dialectTrial = new Promise<boolean>((resolve) => (verdict = resolve));
+    const switchTo = () => {
+      this.dialectNow = other;
+      this.log.warn(
+        { source: 'x', from: dialect, to: other, rejected: named, upstream: refusal.upstream?.body },
+        `X refused the ${dialect}-era field parameter ${named.join(', ')}: X_API_DIALECT is now ${other} for this process (set X_API_DIALECT=${other} to start with it)`,
+      );
+      verdict(true);
+    };
+    let body: JsonObject;
+    try {
+      body = await ask();
+    } catch (err) {
+      if (refusesVocabulary(err)) {
+        this.log.warn({ source: 'x', rejected: named, upstream: refusal.upstream?.body }, `X refused both field vocabularies; keeping X_API_DIALECT=${dialect}`);
+        verdict(false);
+        throw refusal;
+      }
+      if (err instanceof SourceError && ['not_found', 'protected', 'suspended', 'bad_response'].includes(err.kind)) switchTo();
+      else {
+        this.dialectTrial = undefined;
+        verdict(false);
+      }
+      throw err;
+    }
+    switchTo();
+    return body;
+  }
+
+  private async getOnce(template: string, path: string, params: QueryParams, what: string, signal: AbortSignal | undefined): Promise<JsonObject> {
     const key = `GET ${template}`;
     await this.rateLimits.acquire(key, this.maxRateLimitWaitMs);
 
     const url = new URL(this.baseUrl + path);
     for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') url.searchParams.set(name, value);
-    const signal = AbortSignal.timeout(this.timeoutMs);
 
     let response: Response;
     try {
       response = await this.fetchImpl(url, {
         method: 'GET',
         headers: { authorization: `Bearer ${this.bearerToken}`, accept: 'application/json' },
-        signal,
+        ...(signal ? { signal } : {}),
       });
     } catch (err) {
       this.rateLimits.settle(key, undefined);
-      throw errorFromFetchFailure(err, signal.aborted, this.timeoutMs, what);
+      if (signal?.aborted) throw signal.reason;
+      throw errorFromFetchFailure(err, what);
     }
     const throttledUntil = this.rateLimits.settle(key, response.status, readRateLimitHeaders(response.headers));
 
     let text: string;
     try {
-      text = await response.text();
+      text = (await response.text()).replaceAll(this.bearerToken, '[redacted]');
     } catch (err) {
-      throw errorFromFetchFailure(err, signal.aborted, this.timeoutMs, what);
+      if (signal?.aborted) throw signal.reason;
+      throw errorFromFetchFailure(err, what);
     }
     let body: unknown;
     try {
@@ -195,11 +275,16 @@ export class XSource implements DataSource {
       if (response.ok) badResponse(`the answer for ${what} is not JSON`);
     }
     if (!response.ok) {
-      const resetAt = throttledUntil ?? resetAtFromHeaders(response.headers, this.now());
-      throw errorFromStatus(response.status, body, what, resetAt);
+      const resetAt = throttledUntil ?? resetAtFromHeaders(response.headers, 'x-rate-limit-', this.now());
+      throw errorFromStatus({ status: response.status, body, text }, what, resetAt);
     }
     return asObject(body) ?? badResponse(`the answer for ${what} is not a JSON object`);
   }
+}
+
+/** X's 400 naming a parameter whose names differ between the two vocabularies. */
+function refusesVocabulary(err: unknown): err is SourceError {
+  return err instanceof SourceError && err.kind === 'rejected' && err.upstream?.status === 400 && (err.upstream.parameters ?? []).some((p) => DIALECT_PARAMS.has(p));
 }
 
 function nextToken(body: JsonObject): string | undefined {

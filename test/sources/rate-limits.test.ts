@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SourceError } from '../../src/sources/types.js';
-import { RateLimitTracker, readRateLimitHeaders } from '../../src/sources/x/rate-limits.js';
+import { RateLimitTracker, readRateLimitHeaders } from '../../src/sources/rate-limits.js';
 
 const T0 = 1_750_000_000_000;
 const KEY = 'GET /2/users/:id/tweets';

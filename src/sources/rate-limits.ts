@@ -1,10 +1,14 @@
-// X's own rate limits, tracked per endpoint template from x-rate-limit-{limit,remaining,reset}.
-// Each call reserves one request of the budget before it goes out, so concurrent calls cannot
-// overrun it; when the budget is spent and the window has not reset, a call either waits for the
-// reset (when that is within maxWaitMs) or fails with 'rate_limited' without reaching X.
-import { SourceError } from '../types.js';
+// An upstream's own rate limits, tracked per key (X: per endpoint template, from
+// x-rate-limit-{limit,remaining,reset}; Bluesky: one key for the AppView, from
+// ratelimit-{limit,remaining,reset}). Each call reserves one request of the budget before it goes
+// out, so concurrent calls cannot overrun it; when the budget is spent and the window has not reset,
+// a call either waits for the reset (when that is within maxWaitMs) or fails with 'rate_limited'
+// without reaching the upstream. A 429 spends the budget until its reset.
+import { SourceError } from './types.js';
 
 export interface RateLimitTrackerOptions {
+  /** Names the upstream in messages, e.g. "X" or "The Bluesky AppView". Default "The data source". */
+  label?: string;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   /** How long to assume the limit lasts after a 429 that says nothing about its reset. Default 60 s. */
@@ -28,15 +32,38 @@ export interface RateLimitState {
   inFlight: number;
 }
 
-export function readRateLimitHeaders(headers: Headers): RateLimitHeaders {
+/** Response headers as fetch gives them, or as a plain record (@atproto/api). */
+export type HeaderBag = Headers | Record<string, string | undefined> | undefined;
+
+function header(headers: HeaderBag, name: string): string | undefined {
+  if (headers === undefined) return undefined;
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+}
+
+/**
+ * `<prefix>limit`, `<prefix>remaining` and `<prefix>reset` (X: prefix "x-rate-limit-", Bluesky:
+ * "ratelimit-"). A reset above 10^9 is epoch seconds; a smaller one, seconds from `now`.
+ */
+export function readRateLimitHeaders(headers: HeaderBag, prefix = 'x-rate-limit-', now = Date.now()): RateLimitHeaders {
   const int = (name: string): number | undefined => {
-    const raw = headers.get(name);
-    if (raw === null || raw.trim() === '') return undefined;
+    const raw = header(headers, name);
+    if (raw === undefined || raw.trim() === '') return undefined;
     const value = Number(raw);
     return Number.isFinite(value) && value >= 0 ? Math.trunc(value) : undefined;
   };
-  const reset = int('x-rate-limit-reset');
-  return { limit: int('x-rate-limit-limit'), remaining: int('x-rate-limit-remaining'), resetAtMs: reset === undefined ? undefined : reset * 1000 };
+  const reset = int(`${prefix}reset`);
+  const resetAtMs = reset === undefined ? undefined : reset > 1e9 ? reset * 1000 : now + reset * 1000;
+  return { limit: int(`${prefix}limit`), remaining: int(`${prefix}remaining`), resetAtMs };
+}
+
+/** When a refused call may be made again: the rate-limit reset header, else `retry-after` (seconds). */
+export function resetAtFromHeaders(headers: HeaderBag, prefix: string, now: number): Date | undefined {
+  const reset = readRateLimitHeaders(headers, prefix, now).resetAtMs;
+  if (reset !== undefined && reset > 0) return new Date(reset);
+  const retryAfter = Number(header(headers, 'retry-after') ?? Number.NaN);
+  if (Number.isFinite(retryAfter) && retryAfter >= 0) return new Date(now + retryAfter * 1000);
+  return undefined;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -46,8 +73,10 @@ export class RateLimitTracker {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly fallbackBlockMs: number;
+  private readonly label: string;
 
   constructor(options: RateLimitTrackerOptions = {}) {
+    this.label = options.label ?? 'The data source';
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
     this.fallbackBlockMs = options.fallbackBlockMs ?? 60_000;
@@ -88,12 +117,12 @@ export class RateLimitTracker {
       }
       if (state.resetAtMs === undefined) {
         // A fresh window's whole budget is already reserved by calls in flight.
-        throw new SourceError('rate_limited', `X's rate limit for ${key} is fully taken by requests in flight`);
+        throw new SourceError('rate_limited', `${this.label}'s rate limit for ${key} is fully taken by requests in flight`);
       }
       const waitMs = state.resetAtMs - now;
       if (waitMs > maxWaitMs) {
         const resetAt = new Date(state.resetAtMs);
-        throw new SourceError('rate_limited', `X's rate limit for ${key} is exhausted until ${resetAt.toISOString()}`, resetAt);
+        throw new SourceError('rate_limited', `${this.label}'s rate limit for ${key} is exhausted until ${resetAt.toISOString()}; calls are held back until then`, resetAt);
       }
       await this.sleep(waitMs);
     }
@@ -117,7 +146,7 @@ export class RateLimitTracker {
     }
 
     if (headers.remaining !== undefined && headers.resetAtMs !== undefined && headers.resetAtMs > now) {
-      // X's count may not include other requests still in flight: deduct them, to stay on the safe side.
+      // The upstream's count may not include other requests still in flight: deduct them, to stay on the safe side.
       const fresh = Math.max(0, headers.remaining - state.inFlight);
       const sameWindow = state.resetAtMs === headers.resetAtMs && state.remaining !== undefined;
       state.remaining = sameWindow ? Math.min(state.remaining ?? fresh, fresh) : fresh;

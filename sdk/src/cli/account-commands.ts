@@ -1,0 +1,95 @@
+// balance, usage, plans, keys list/create/revoke: the account (all free).
+import type { Command } from 'commander';
+import { contextOf, intOption, usageError } from './context.js';
+import { Lines, printJson } from './output.js';
+
+export function registerAccountCommands(program: Command): void {
+  program
+    .command('balance')
+    .description("the account's credit balance")
+    .action(async (_flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.balance();
+      if (ctx.out.json) return printJson(data);
+      process.stdout.write(`${data.balance} credits (account ${data.accountId})\n`);
+    });
+
+  program
+    .command('account')
+    .description('the calling account: plan, rate limit and balance')
+    .action(async (_flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.account();
+      if (ctx.out.json) return printJson(data);
+      process.stdout.write(`${data.name} (${data.id}): plan ${data.planName ?? data.planId}, ${data.rateLimitPerMinute} requests a minute, ${data.balance} credits\n`);
+    });
+
+  program
+    .command('usage')
+    .description("the account's ledger of grants and charges, newest first (JSON Lines with --json); --summary for totals per endpoint")
+    .option('--max <n>', 'at most this many entries', '20')
+    .option('--summary', 'calls and credits per endpoint over --from..--to instead of the ledger')
+    .option('--from <iso>', 'with --summary: start (default 24 hours ago)')
+    .option('--to <iso>', 'with --summary: end (default now)')
+    .option('--granularity <unit>', 'with --summary: hour or day', 'hour')
+    .action(async (flags: { max: string; summary?: boolean; from?: string; to?: string; granularity: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      if (flags.summary) {
+        if (flags.granularity !== 'hour' && flags.granularity !== 'day') throw usageError('--granularity is hour or day.');
+        const to = flags.to ?? new Date().toISOString();
+        const from = flags.from ?? new Date(Date.parse(to) - 24 * 3_600_000).toISOString();
+        const { data } = await ctx.client.usageSummary({ from, to, granularity: flags.granularity });
+        if (ctx.out.json) return printJson(data);
+        process.stdout.write(`${data.calls} charged calls, ${data.credits} credits from ${data.from} to ${data.to}\n`);
+        for (const e of data.endpoints) process.stdout.write(`${e.endpoint}\t${e.calls} calls\t${e.credits} credits\n`);
+        return;
+      }
+      const max = intOption('--max', flags.max);
+      const lines = new Lines(undefined);
+      for await (const e of ctx.client.usage({ maxItems: max, limit: Math.min(100, Math.max(1, max ?? 100)) })) {
+        if (ctx.out.json) await lines.write(e);
+        else process.stdout.write(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
+      }
+    });
+
+  program
+    .command('plans')
+    .description('the plans on offer')
+    .action(async (_flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.plans();
+      if (ctx.out.json) return printJson(data);
+      for (const p of data.plans) process.stdout.write(`${p.id}\t${p.name}\t${p.credits} credits\t${p.rateLimitPerMinute}/min\twatchlist ${p.watchlistLimit}\n`);
+    });
+
+  const keys = program.command('keys').description("the account's API keys");
+  keys
+    .command('list', { isDefault: true })
+    .description('the keys (never their secrets)')
+    .action(async (_flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const data = await ctx.client.keys().toArray();
+      if (ctx.out.json) return printJson(data);
+      for (const k of data) process.stdout.write(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
+    });
+  keys
+    .command('create')
+    .description('a new key; its secret is printed once')
+    .option('--name <name>', 'a label for the key')
+    .action(async (flags: { name?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.createKey(flags.name ? { name: flags.name } : {});
+      if (ctx.out.json) return printJson(data);
+      process.stdout.write(`${data.key}\n`);
+    });
+  keys
+    .command('revoke')
+    .description('revoke a key by id; it stops working at once')
+    .argument('<id>', 'the key id (from keys list)')
+    .action(async (id: string, _flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.revokeKey(id);
+      if (ctx.out.json) return printJson(data);
+      process.stdout.write(`revoked ${data.id}\n`);
+    });
+}

@@ -1,0 +1,125 @@
+// watchlist add/list/remove, crawl status, export: the bulk-export side (all free).
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { WatchlistAddItem } from '../types.js';
+import { contextOf, usageError } from './context.js';
+import { Lines, note, printJson, withBar } from './output.js';
+
+/** Names or ids from the arguments and/or a file (one a line; blank lines and # comments skipped). */
+async function collect(args: string[], file: string | undefined): Promise<string[]> {
+  const all = [...args];
+  if (file) {
+    const text = await readFile(file, 'utf8');
+    for (const line of text.split(/\r?\n/)) {
+      const t = line.trim();
+      if (t && !t.startsWith('#')) all.push(t);
+    }
+  }
+  return all;
+}
+
+export function registerBulkCommands(program: Command): void {
+  const watchlist = program.command('watchlist').description('the accounts the crawl follows for your exports');
+
+  watchlist
+    .command('add')
+    .description('add accounts by username (or by id with --ids), in batches of 100, waiting for each')
+    .argument('[accounts...]', 'usernames (with or without @), or ids with --ids')
+    .option('-f, --file <path>', 'read accounts from a file, one a line')
+    .option('--ids', 'the accounts are numeric user ids')
+    .action(async (args: string[], flags: { file?: string; ids?: boolean }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const accounts = await collect(args, flags.file);
+      if (accounts.length === 0) throw usageError('Name at least one account, or a --file of them.');
+      if (flags.ids) {
+        const bad = accounts.find((a) => !/^[0-9]{1,19}$/.test(a));
+        if (bad) throw usageError(`--ids takes numeric user ids; got ${bad}.`);
+      }
+      const items: WatchlistAddItem[] = accounts.map((a) => (flags.ids ? { socialUserId: a } : { username: a.replace(/^@/, '') }));
+      const r = await withBar(ctx.out, 'watchlist add {value}/{total} accounts', items.length, (progress) =>
+        ctx.client.addAllToWatchlist(items, { onProgress: (p) => progress.update(p.done) }),
+      );
+      if (ctx.out.json) return printJson({ counts: r.counts, items: r.items, batchIds: r.batches.map((b) => b.batchId) });
+      for (const item of r.items) if (item.status !== 'added' && item.status !== 'already_present') note(`${item.username ?? item.socialUserId}: ${item.status}${item.error ? ` (${item.error})` : ''}`);
+      process.stdout.write(`${Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+    });
+
+  watchlist
+    .command('list')
+    .description('the watchlist, as JSON Lines with --json, else one account a line')
+    .action(async (_flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const lines = new Lines(undefined);
+      for await (const e of ctx.client.watchlist()) {
+        if (ctx.out.json) await lines.write(e);
+        else process.stdout.write(`${e.socialUserId}\t@${e.username}\t${e.addedAt}\n`);
+      }
+    });
+
+  watchlist
+    .command('remove')
+    .description('remove accounts by numeric id, in batches of 100, waiting for each')
+    .argument('[ids...]', 'numeric user ids')
+    .option('-f, --file <path>', 'read ids from a file, one a line')
+    .action(async (args: string[], flags: { file?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const ids = await collect(args, flags.file);
+      if (ids.length === 0) throw usageError('Name at least one id, or a --file of them.');
+      const counts: Record<string, number> = {};
+      const items = [];
+      for (let i = 0; i < ids.length; i += 100) {
+        const { data } = await ctx.client.removeFromWatchlist(ids.slice(i, i + 100));
+        const done = await ctx.client.waitForBatch(data.batchId, { intervalMs: 250 });
+        for (const item of done.items) {
+          items.push(item);
+          counts[item.status] = (counts[item.status] ?? 0) + 1;
+        }
+      }
+      if (ctx.out.json) return printJson({ counts, items });
+      process.stdout.write(`${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+    });
+
+  program
+    .command('crawl')
+    .description('the periodic crawl')
+    .command('status')
+    .description("the current and last completed cycle, and when the next is due")
+    .action(async (_flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.crawlStatus();
+      if (ctx.out.json) return printJson(data);
+      const c = data.currentCycle;
+      const l = data.lastCompletedCycle;
+      process.stdout.write(
+        (c ? `running: cycle ${c.id}, ${c.percentComplete}% of ${c.accountsTargeted} accounts, ${c.tweetsIngested} tweets\n` : 'no cycle running\n') +
+          (l ? `last completed: cycle ${l.id} at ${l.completedAt}, ${l.accountsCompleted} accounts, ${l.tweetsIngested} new tweets, ${l.tweetsUpdated} updated\n` : 'no cycle completed yet\n') +
+          `next expected at ${data.schedule.nextExpectedAt} (every ${data.schedule.intervalHours} h)\n`,
+      );
+    });
+
+  program
+    .command('export')
+    .description("export the watched accounts' tweets of a range of at most 24 h: generate, wait, download and verify")
+    .requiredOption('--start <iso>', 'start of the range (inclusive), ISO 8601 with an offset or Z')
+    .requiredOption('--end <iso>', 'end of the range (exclusive)')
+    .option('-o, --output <file>', 'where to save the gzip JSON Lines file (default export-<id>.jsonl.gz)')
+    .action(async (flags: { start: string; end: string; output?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
+      await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
+        ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
+      );
+      const path = flags.output ?? `export-${queued.id}.jsonl.gz`;
+      const file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (download) =>
+        ctx.client.downloadExport(queued.id, path, {
+          onDownloadProgress: (p) => {
+            if (p.totalBytes) download.setTotal(p.totalBytes);
+            download.update(p.bytes);
+          },
+        }),
+      );
+      const { data: record } = await ctx.client.getExport(queued.id);
+      if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
+      process.stdout.write(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);
+    });
+}

@@ -1,0 +1,79 @@
+// Where sdg-client writes: results on stdout (JSON with --json, text otherwise), JSON Lines to a
+// file or stdout, progress bars and notes on stderr (bars only when stderr is a terminal).
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import cliProgress from 'cli-progress';
+import type { Credits } from '../result.js';
+
+export interface Output {
+  json: boolean;
+  progress: boolean;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+let barShown = false;
+
+export function note(line: string): void {
+  // A note while a bar is drawn starts on a line of its own; the bar redraws below it.
+  process.stderr.write(`${barShown ? '\n' : ''}${line}\n`);
+}
+
+export function creditsNote(out: Output, credits: Credits | undefined, charged = credits?.charged): void {
+  if (out.json || !credits) return;
+  note(`${charged ?? 0} credits charged, ${credits.remaining} left`);
+}
+
+/** A line sink: a file (created or truncated) or stdout. */
+export class Lines {
+  private readonly stream: WriteStream | NodeJS.WriteStream;
+  count = 0;
+  constructor(readonly path: string | undefined) {
+    this.stream = path ? createWriteStream(path) : process.stdout;
+  }
+  async write(value: unknown): Promise<void> {
+    this.count++;
+    if (!this.stream.write(`${JSON.stringify(value)}\n`)) await once(this.stream, 'drain');
+  }
+  async close(): Promise<void> {
+    if (this.stream === process.stdout) return;
+    const s = this.stream as WriteStream;
+    await new Promise<void>((resolve, reject) => s.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+}
+
+/** A progress bar on stderr, or nothing when stderr is not a terminal or --no-progress was given. */
+export interface Bar {
+  update(value: number, payload?: Record<string, unknown>): void;
+  setTotal(total: number): void;
+  stop(): void;
+}
+
+const none: Bar = { update: () => undefined, setTotal: () => undefined, stop: () => undefined };
+
+function bar(out: Output, format: string, total: number): Bar {
+  if (!out.progress || !process.stderr.isTTY) return none;
+  const b = new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+  b.start(total, 0, {});
+  barShown = true;
+  return {
+    update: (v, p) => b.update(v, p ?? {}),
+    setTotal: (t) => b.setTotal(t),
+    stop: () => {
+      b.stop();
+      barShown = false;
+    },
+  };
+}
+
+/** Runs `fn` with a progress bar that is stopped however it ends (a running bar keeps the process alive). */
+export async function withBar<T>(out: Output, format: string, total: number, fn: (bar: Bar) => Promise<T>): Promise<T> {
+  const b = bar(out, format, total);
+  try {
+    return await fn(b);
+  } finally {
+    b.stop();
+  }
+}

@@ -1,0 +1,92 @@
+// timeline, retweeters, profile: lists to JSON Lines (a file or stdout), a profile as JSON or text.
+import type { Command } from 'commander';
+import type { Paginator } from '../paginate.js';
+import { contextOf, intOption, type Context } from './context.js';
+import { creditsNote, Lines, printJson, note, withBar } from './output.js';
+
+interface ListFlags {
+  output?: string;
+  max?: string;
+}
+
+/** Writes every item of a list as JSON Lines, with a running count and the credits on stderr. */
+async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string): Promise<void> {
+  const lines = new Lines(flags.output);
+  const max = intOption('--max', flags.max);
+  try {
+    await withBar(ctx.out, `${what} {value}${max ? '/{total}' : ''} | {credits} credits`, max ?? 0, async (progress) => {
+      for await (const item of list) {
+        await lines.write(item);
+        progress.update(lines.count, { credits: list.creditsCharged });
+      }
+    });
+  } finally {
+    await lines.close();
+  }
+  const summary = { count: lines.count, pages: list.pages, creditsCharged: list.creditsCharged, creditsRemaining: list.creditsRemaining ?? null, file: flags.output ?? null };
+  if (ctx.out.json && flags.output) printJson(summary);
+  else if (!ctx.out.json) note(`${lines.count} ${what} in ${list.pages} pages${flags.output ? ` to ${flags.output}` : ''}; ${list.creditsCharged} credits charged${list.creditsRemaining !== undefined ? `, ${list.creditsRemaining} left` : ''}`);
+}
+
+const isId = (s: string) => /^[0-9]{1,19}$/.test(s);
+
+export function registerSocialCommands(program: Command): void {
+  program
+    .command('timeline')
+    .description("write a user's tweets, newest first, as JSON Lines (100 credits per page of 100)")
+    .argument('<user>', 'numeric user id, or @username (looked up first: 100 credits)')
+    .option('--start-time <iso>', 'tweets created at or after this instant')
+    .option('--end-time <iso>', 'tweets created before this instant')
+    .option('--since-id <id>', 'tweets with a greater id')
+    .option('--until-id <id>', 'tweets with a smaller id')
+    .option('--max <n>', 'stop after this many tweets')
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .action(async (user: string, flags: ListFlags & { startTime?: string; endTime?: string; sinceId?: string; untilId?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      let userId = user;
+      if (!isId(user)) {
+        const { data } = await ctx.client.userByUsername(user.replace(/^@/, ''));
+        userId = data.id;
+      }
+      const max = intOption('--max', flags.max);
+      const list = ctx.client.userTweets(userId, {
+        startTime: flags.startTime,
+        endTime: flags.endTime,
+        sinceId: flags.sinceId,
+        untilId: flags.untilId,
+        maxItems: max,
+        ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}),
+      });
+      await drain(ctx, list, flags, 'tweets');
+    });
+
+  program
+    .command('retweeters')
+    .description("write a tweet's retweeters, most recent first, as JSON Lines (100 credits per page of 100)")
+    .argument('<tweetId>', 'numeric tweet id')
+    .option('--max <n>', 'stop after this many profiles')
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .action(async (tweetId: string, flags: ListFlags, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const max = intOption('--max', flags.max);
+      const list = ctx.client.retweeters(tweetId, { maxItems: max, ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}) });
+      await drain(ctx, list, flags, 'retweeters');
+    });
+
+  program
+    .command('profile')
+    .description('show a profile by username (100 credits)')
+    .argument('<username>', 'handle, with or without @')
+    .action(async (username: string, _flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const r = await ctx.client.userByUsername(username.replace(/^@/, ''));
+      if (ctx.out.json) return printJson(r.data);
+      const p = r.data;
+      process.stdout.write(
+        `@${p.username} (${p.name}), id ${p.id}${p.protected ? ', protected' : ''}\n` +
+          `${p.metrics.followers} followers, ${p.metrics.following} following, ${p.metrics.tweets} tweets\n` +
+          (p.description ? `${p.description}\n` : ''),
+      );
+      creditsNote(ctx.out, r.credits);
+    });
+}

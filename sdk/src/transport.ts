@@ -1,0 +1,104 @@
+// The fetch under the client: retries 429 and 503 (and connection failures) honouring Retry-After,
+// with jitter and a cap, and gives every POST an Idempotency-Key that its retries reuse, so a POST
+// whose answer was lost is replayed by the gateway instead of done twice.
+import { randomUUID } from 'node:crypto';
+import { NetworkError } from './errors.js';
+import { parseRetryAfter } from './retry-after.js';
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 4; 0 turns retrying off). */
+  maxRetries?: number;
+  /** First backoff when the answer has no Retry-After, doubled each retry (default 500 ms). */
+  baseDelayMs?: number;
+  /** The longest single wait (default 30 s). A Retry-After beyond it is not waited for: the error is thrown. */
+  maxDelayMs?: number;
+  /** Random extra wait added to each delay, up to this fraction of it (default 0.2), so clients spread out. */
+  jitter?: number;
+  /** Statuses retried (default 429 and 503). */
+  statuses?: number[];
+}
+
+/** What a retry looks like, for logging or progress. */
+export interface RetryEvent {
+  attempt: number;
+  delayMs: number;
+  status?: number;
+  error?: unknown;
+  method: string;
+  url: string;
+}
+
+export interface TransportOptions {
+  fetch: typeof fetch;
+  retry: Required<RetryOptions>;
+  onRetry?: (event: RetryEvent) => void;
+  /** Test seam for the waits. */
+  sleep?: (ms: number, signal?: AbortSignal | null) => Promise<void>;
+}
+
+export const defaultRetry: Required<RetryOptions> = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.2, statuses: [429, 503] };
+
+export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The wait before retry number `attempt` (1-based): Retry-After when given, else exponential backoff; plus jitter. */
+export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined, retry: Required<RetryOptions>, random: () => number = Math.random): number {
+  const base = retryAfterSeconds !== undefined ? retryAfterSeconds * 1000 : retry.baseDelayMs * 2 ** (attempt - 1);
+  // Jitter only adds (waiting less than Retry-After would be refused again), within the cap.
+  return Math.round(Math.min(retry.maxDelayMs, base * (1 + retry.jitter * random())));
+}
+
+/** A fetch(input, init) that retries, for openapi-fetch and for downloads. */
+export function retryingFetch(opts: TransportOptions): typeof fetch {
+  const wait = opts.sleep ?? sleep;
+  return async (input, init) => {
+    let request = new Request(input, init);
+    if (request.method === 'POST' && !request.headers.has('idempotency-key')) {
+      const headers = new Headers(request.headers);
+      headers.set('idempotency-key', randomUUID());
+      request = new Request(request, { headers });
+    }
+    for (let attempt = 1; ; attempt++) {
+      const retriesLeft = attempt <= opts.retry.maxRetries;
+      let response: Response;
+      try {
+        response = await opts.fetch(request.clone());
+      } catch (error) {
+        if (request.signal.aborted) throw error;
+        // A connection that failed is retried like a 503: a POST carries its key, so it cannot run twice.
+        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describe(error)}`, { cause: error });
+        const delayMs = retryDelayMs(attempt, undefined, opts.retry);
+        opts.onRetry?.({ attempt, delayMs, error, method: request.method, url: request.url });
+        await wait(delayMs, request.signal);
+        continue;
+      }
+      if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return response;
+      const after = parseRetryAfter(response.headers.get('retry-after'));
+      if (after !== undefined && after * 1000 > opts.retry.maxDelayMs) return response;
+      const delayMs = retryDelayMs(attempt, after, opts.retry);
+      await response.body?.cancel().catch(() => undefined);
+      opts.onRetry?.({ attempt, delayMs, status: response.status, method: request.method, url: request.url });
+      await wait(delayMs, request.signal);
+    }
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}

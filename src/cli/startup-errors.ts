@@ -1,0 +1,76 @@
+// Common start-up mistakes, told in one line that names the variable to fix and what to do, instead
+// of a stack trace: a Postgres database that does not exist or does not answer, a DATA_DIR that is
+// not a writable directory, a port already in use.
+import type { Config } from '../config/config.js';
+
+interface SysError {
+  code?: unknown;
+  syscall?: unknown;
+  path?: unknown;
+  address?: unknown;
+  port?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** The error and what it wraps (cause, AggregateError members), outermost first. */
+function chain(err: unknown): SysError[] {
+  const out: SysError[] = [];
+  const walk = (e: unknown, depth: number) => {
+    if (!e || typeof e !== 'object' || depth > 4) return;
+    const s = e as SysError;
+    out.push(s);
+    if (Array.isArray(s.errors)) for (const x of s.errors) walk(x, depth + 1);
+    walk(s.cause, depth + 1);
+  };
+  walk(err, 0);
+  return out;
+}
+
+/** host:port/database of a Postgres URL, never its password. */
+function where(databaseUrl: string): string {
+  try {
+    const u = new URL(databaseUrl);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+  } catch {
+    return 'the configured server';
+  }
+}
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+
+export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 'port' | 'dataDir' | 'databaseUrl' | 'exports'> | undefined): string | undefined {
+  if (!config) return undefined;
+  for (const e of chain(err)) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    const message = typeof e.message === 'string' ? e.message : '';
+    if (e.syscall === 'listen') {
+      if (code === 'EADDRINUSE') return `PORT ${config.port} is already in use on ${config.host}: stop the program that holds it, or set PORT to a free port.`;
+      if (code === 'EACCES') return `PORT ${config.port} needs privileges this user does not have: set PORT to 1024 or above (and put a proxy in front).`;
+      if (code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (127.0.0.1, 0.0.0.0).`;
+    }
+    if (config.databaseUrl) {
+      const db = where(config.databaseUrl);
+      if (code === '3D000') return `DATABASE_URL names a database that does not exist (${db}): create it (createdb), or fix DATABASE_URL.`;
+      if (code === '28P01' || code === '28000') return `DATABASE_URL: Postgres at ${db} refused the user or password: fix the credentials in DATABASE_URL.`;
+      if (code === '3F000') return `DATABASE_URL names a schema that does not exist (${db}): create it, or fix DATABASE_URL.`;
+      if (UNREACHABLE.has(code) || /timeout expired|Connection terminated/i.test(message)) {
+        return `DATABASE_URL: Postgres at ${db} does not answer (${code || message}): start it, or fix the host and port in DATABASE_URL.`;
+      }
+    } else {
+      const path = typeof e.path === 'string' ? e.path : '';
+      const inData = path !== '' && (path.startsWith(config.dataDir) || path.startsWith(config.exports.dir));
+      if (inData && (code === 'EEXIST' || code === 'ENOTDIR')) {
+        return `DATA_DIR ${config.dataDir} is a file, not a directory: point DATA_DIR at a directory (it is created if missing).`;
+      }
+      if (inData && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')) {
+        return `DATA_DIR ${config.dataDir} is not writable by this user (${code}): make it writable, or point DATA_DIR at a directory that is.`;
+      }
+      if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_READONLY_DIRECTORY') {
+        return `DATA_DIR ${config.dataDir}: the database file cannot be opened for writing (${code}): make the directory and its files writable by this user.`;
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,91 @@
+// The operator command line's newer commands: keys list/create, usage, jobs show, and the header
+// row of accounts list. Each spawns the real `sdg` against a store.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createBatch } from '../../src/watchlist/batch-repo.js';
+import { createExport } from '../../src/exports/export-repo.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+import { runSdg } from '../helpers/processes.js';
+
+for (const backend of backends()) {
+  describe(`sdg operator commands (${backend})`, () => {
+    let ts: TestStore;
+    let accountId: string;
+    before(async () => {
+      ts = await createTestStore(backend);
+      await migrateToLatest(ts.store);
+      const c = await runSdg(['accounts', 'create', '--name', 'Ada Lovelace', '--credits', '250', '--plan', 'free', '--json'], ts.env);
+      assert.equal(c.code, 0, c.stderr);
+      accountId = (JSON.parse(c.stdout) as { accountId: string }).accountId;
+    });
+    after(() => ts.dispose());
+
+    test('accounts list has a header row and aligned columns', async () => {
+      const r = await runSdg(['accounts', 'list'], ts.env);
+      assert.equal(r.code, 0, r.stderr);
+      const [header, row] = r.stdout.trimEnd().split('\n');
+      assert.match(header!, /^ACCOUNT\s+PLAN\s+BALANCE\s+RATE\/MIN\s+CREATED\s+NAME$/);
+      assert.ok(row!.startsWith(accountId));
+      assert.equal(row!.indexOf('free'), header!.indexOf('PLAN'), 'columns line up');
+      assert.ok(row!.endsWith('Ada Lovelace'));
+    });
+
+    test('keys create and keys list; the plan caps keys', async () => {
+      const c = await runSdg(['keys', 'create', accountId, '--name', 'ci', '--json'], ts.env);
+      assert.equal(c.code, 0, c.stderr);
+      const k = JSON.parse(c.stdout) as { keyId: string; apiKey: string; prefix: string };
+      assert.match(k.apiKey, /^sdg_live_/);
+      const l = await runSdg(['keys', 'list', accountId, '--json'], ts.env);
+      const list = JSON.parse(l.stdout) as Array<{ id: string; name: string; key?: string }>;
+      assert.equal(list.length, 2);
+      assert.equal(list[0]!.id, k.keyId, 'newest first');
+      assert.ok(!l.stdout.includes(k.apiKey), 'never the secret');
+      const human = await runSdg(['keys', 'list', accountId], ts.env);
+      assert.match(human.stdout.split('\n')[0]!, /^KEY\s+PREFIX\s+CREATED\s+REVOKED\s+NAME$/);
+      // The free plan holds 5 active keys.
+      for (let i = 0; i < 3; i++) {
+        const r = await runSdg(['keys', 'create', accountId], ts.env);
+        assert.equal(r.code, 0, r.stderr);
+      }
+      const over = await runSdg(['keys', 'create', accountId], ts.env);
+      assert.equal(over.code, 2);
+      assert.match(over.stderr, /limit of 5.*sdg keys revoke/);
+      const none = await runSdg(['keys', 'list', 'acc_nobody'], ts.env);
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /No account acc_nobody/);
+    });
+
+    test('usage shows the ledger with opaque ids and the balance', async () => {
+      await runSdg(['credits', 'grant', accountId, '50'], ts.env);
+      const r = await runSdg(['usage', accountId, '--json'], ts.env);
+      assert.equal(r.code, 0, r.stderr);
+      const u = JSON.parse(r.stdout) as { balance: number; entries: Array<{ id: string; amount: number; note: string }> };
+      assert.equal(u.balance, 300);
+      assert.deepEqual(
+        u.entries.map((e) => e.amount),
+        [50, 250],
+      );
+      for (const e of u.entries) assert.match(e.id, /^led_/);
+      const human = await runSdg(['usage', accountId, '--limit', '1'], ts.env);
+      const lines = human.stdout.trimEnd().split('\n');
+      assert.equal(lines.length, 3, 'balance, header, one entry');
+      assert.match(lines[1]!, /^CREATED\s+KIND\s+AMOUNT/);
+    });
+
+    test('jobs show finds a batch, an export, and says when there is no such job', async () => {
+      const now = new Date().toISOString();
+      await createBatch(ts.store.db, { id: 'wlb_test1', accountId, operation: 'add', items: [{ socialUserId: '1', username: null }], now });
+      await createExport(ts.store.db, { id: '123456789', accountId, start: '2025-06-01T00:00:00.000Z', end: '2025-06-02T00:00:00.000Z', now });
+      const b = JSON.parse((await runSdg(['jobs', 'show', 'wlb_test1', '--json'], ts.env)).stdout) as Record<string, unknown>;
+      assert.equal(b.kind, 'watchlist_batch');
+      assert.equal(b.status, 'queued');
+      assert.deepEqual(b.items, { pending: 1 });
+      const e = await runSdg(['jobs', 'show', '123456789'], ts.env);
+      assert.match(e.stdout, /^FIELD\s+VALUE\nkind\s+export\n/);
+      const none = await runSdg(['jobs', 'show', 'wlb_missing'], ts.env);
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /No job wlb_missing/);
+    });
+  });
+}

@@ -1,0 +1,188 @@
+// sdg-client against the real gateway: what each command prints, and its exit code for each kind of failure.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { exitCodes } from '../../sdk/src/cli/exit-codes.js';
+import { SdgClient, RateLimitedError } from '../../sdk/src/index.js';
+import type { TestAccount } from '../helpers/harness.js';
+import { freePort, repoRoot } from '../helpers/processes.js';
+import { startGateway, type Gateway } from './gateway.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'sdk/src/cli/main.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, SDG_API_KEY: '', SDG_BASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+const jsonLines = (text: string) => text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('sdg-client', () => {
+  let g: Gateway;
+  let a: TestAccount;
+  let env: Record<string, string>;
+  let dir: string;
+  before(async () => {
+    g = await startGateway();
+    a = await g.account({ credits: 1_000_000 });
+    env = { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url };
+    dir = mkdtempSync(join(tmpdir(), 'sdg-client-'));
+  });
+  after(async () => {
+    await g.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('timeline and retweeters to JSON Lines, with filters, to a file or stdout', async () => {
+    const end = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    const start = new Date(Date.parse(end) - 6 * 3_600_000).toISOString();
+    const file = join(dir, 'timeline.jsonl');
+    const [toFile, toStdout, rts] = await Promise.all([
+      cli(['timeline', g.sample.userIds[0]!, '--start-time', start, '--end-time', end, '-o', file, '--json'], env),
+      cli(['timeline', `@${g.sample.usernames[0]}`, '--max', '5'], env),
+      cli(['retweeters', g.sample.tweetIds[0]!], env),
+    ]);
+    assert.equal(toFile.code, 0, toFile.stderr);
+    const summary = JSON.parse(toFile.stdout) as { count: number; pages: number; creditsCharged: number; file: string };
+    const tweets = jsonLines(readFileSync(file, 'utf8'));
+    assert.equal(summary.count, tweets.length);
+    assert.ok(tweets.length >= 6);
+    assert.equal(summary.creditsCharged, 100 * summary.pages);
+    assert.ok(tweets.every((t) => (t.createdAt as string) >= start && (t.createdAt as string) < end));
+    assert.equal(new Set(tweets.map((t) => t.id)).size, tweets.length);
+
+    assert.equal(toStdout.code, 0, toStdout.stderr);
+    const five = jsonLines(toStdout.stdout);
+    assert.equal(five.length, 5);
+    assert.ok(five.every((t) => t.authorId === g.sample.userIds[0]));
+    assert.match(toStdout.stderr, /5 tweets in 1 pages; 100 credits charged, \d+ left/);
+
+    assert.equal(rts.code, 0, rts.stderr);
+    assert.ok(jsonLines(rts.stdout).length >= 1);
+  });
+
+  test('profile, balance, usage, plans and keys, as text and as JSON', async () => {
+    const [profile, profileText, balance, usage, plans, created, account, summary] = await Promise.all([
+      cli(['profile', g.sample.usernames[1]!, '--json'], env),
+      cli(['profile', `@${g.sample.usernames[1]}`], env),
+      cli(['balance', '--json'], env),
+      cli(['usage', '--json', '--max', '2'], env),
+      cli(['plans'], env),
+      cli(['keys', 'create', '--name', 'from-cli', '--json'], env),
+      cli(['account', '--json'], env),
+      cli(['usage', '--summary', '--json'], env),
+    ]);
+    for (const r of [profile, profileText, balance, usage, plans, created, account, summary]) assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(account.stdout).id, a.accountId);
+    assert.equal(JSON.parse(summary.stdout).granularity, 'hour');
+    assert.equal(JSON.parse(profile.stdout).id, g.sample.userIds[1]);
+    assert.match(profileText.stdout, new RegExp(`^@${g.sample.usernames[1]} \\(`));
+    assert.match(profileText.stderr, /100 credits charged/);
+    assert.equal(JSON.parse(balance.stdout).accountId, a.accountId);
+    assert.equal(jsonLines(usage.stdout).length, 2);
+    assert.match(plans.stdout, /credits/);
+    const key = JSON.parse(created.stdout) as { id: string; key: string };
+    const listed = await cli(['keys', 'list', '--json'], env);
+    assert.ok((JSON.parse(listed.stdout) as Array<{ id: string }>).some((k) => k.id === key.id));
+    const revoked = await cli(['keys', 'revoke', key.id], env);
+    assert.equal(revoked.stdout.trim(), `revoked ${key.id}`);
+    const withRevoked = await cli(['balance'], { ...env, SDG_API_KEY: key.key });
+    assert.equal(withRevoked.code, exitCodes.auth);
+  });
+
+  test('watchlist add from files in batches of 100, list, remove; crawl status; export downloaded and verified', async () => {
+    const names = join(dir, 'names.txt');
+    writeFileSync(names, `# accounts to watch\n@${g.sample.usernames[2]}\n${g.sample.usernames[3]}\n\nno_such_user_zz\n`);
+    const added = await cli(['watchlist', 'add', '--file', names, '--json'], env);
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(JSON.parse(added.stdout).counts, { added: 2, not_found: 1 });
+    // A file of more than 100 accounts goes in batches of 100.
+    const many = join(dir, 'many.txt');
+    writeFileSync(many, [g.sample.usernames[2], ...Array.from({ length: 100 }, (_, i) => `nobody_here_${i}`)].join('\n'));
+    const batched = await cli(['watchlist', 'add', '-f', many, '--json'], env);
+    assert.equal(batched.code, 0, batched.stderr);
+    const b = JSON.parse(batched.stdout) as { counts: Record<string, number>; batchIds: string[]; items: unknown[] };
+    assert.equal(b.batchIds.length, 2);
+    assert.equal(b.items.length, 101);
+    assert.deepEqual(b.counts, { already_present: 1, not_found: 100 });
+    const listed = await cli(['watchlist', 'list', '--json'], env);
+    assert.deepEqual(new Set(jsonLines(listed.stdout).map((e) => e.socialUserId)), new Set([g.sample.userIds[2], g.sample.userIds[3]]));
+    const removed = await cli(['watchlist', 'remove', g.sample.userIds[3]!], env);
+    assert.equal(removed.stdout.trim(), '1 removed');
+
+    const crawl = await cli(['crawl', 'status', '--json'], env);
+    assert.ok(JSON.parse(crawl.stdout).schedule.intervalHours > 0);
+
+    const file = join(dir, 'export.jsonl.gz');
+    const end = new Date();
+    const ex = await cli(['export', '--start', new Date(end.getTime() - 3_600_000).toISOString(), '--end', end.toISOString(), '-o', file, '--json'], env);
+    assert.equal(ex.code, 0, ex.stderr);
+    const out = JSON.parse(ex.stdout) as { sha256: string; export: { status: string; sha256: string } };
+    assert.equal(out.export.status, 'completed');
+    assert.equal(out.sha256, createHash('sha256').update(readFileSync(file)).digest('hex'));
+    assert.equal(out.sha256, out.export.sha256);
+  });
+
+  test('exit codes say what failed', async () => {
+    const poor = await g.account({ credits: 50 });
+    const limited = await g.account({ rateLimitPerMinute: 2 });
+    const raw = new SdgClient({ apiKey: limited.apiKey, baseUrl: g.url, retry: { maxRetries: 0 } });
+    await raw.hello();
+    await raw.hello();
+    await assert.rejects(raw.hello(), RateLimitedError);
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const runs = await Promise.all([
+      cli(['balance'], { SDG_BASE_URL: g.url }), // no key
+      cli(['balance'], { ...env, SDG_API_KEY: 'sdg_wrong' }),
+      cli(['profile', g.sample.usernames[0]!], { ...env, SDG_API_KEY: poor.apiKey }),
+      cli(['balance', '--max-retries', '0'], { ...env, SDG_API_KEY: limited.apiKey }),
+      cli(['profile', 'no_such_user_zz'], env),
+      cli(['timeline', g.sample.protectedUserIds[0]!], env),
+      cli(['balance', '--max-retries', '0'], { ...env, SDG_BASE_URL: closed }),
+      cli(['timeline', g.sample.userIds[0]!, '--start-time', 'yesterday'], env),
+      cli(['timeline'], env),
+      cli(['export', '--start', '2025-01-02T00:00:00Z', '--end', '2025-01-01T00:00:00Z'], env),
+      cli(['profile', 'no_such_user_zz', '--json'], env),
+      cli(['--help'], env),
+    ]);
+    const codes = runs.map((r) => r.code);
+    assert.deepEqual(codes, [
+      exitCodes.auth,
+      exitCodes.auth,
+      exitCodes.credits,
+      exitCodes.rateLimited,
+      exitCodes.notFound,
+      exitCodes.forbidden,
+      exitCodes.network,
+      exitCodes.usage,
+      exitCodes.usage,
+      exitCodes.usage,
+      exitCodes.notFound,
+      exitCodes.ok,
+    ]);
+    assert.match(runs[2]!.stderr, /insufficient_credits/);
+    assert.match(runs[6]!.stderr, /Could not reach/);
+    const err = JSON.parse(runs[10]!.stderr) as { error: { code: string; requestId: string }; exitCode: number };
+    assert.equal(err.error.code, 'not_found');
+    assert.equal(err.exitCode, exitCodes.notFound);
+    assert.match(err.error.requestId, /\S/);
+    assert.match(runs[11]!.stdout, /Exit codes: 0 ok/);
+    assert.equal((await new SdgClient({ apiKey: poor.apiKey, baseUrl: g.url }).balance()).data.balance, 50, 'nothing charged');
+  });
+});

@@ -1,0 +1,97 @@
+// Common start-up mistakes end in one line that names the variable and what to do, a non-zero exit
+// code and no stack trace. Each case spawns the real command line.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { freePort, repoRoot } from '../helpers/processes.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function sdg(args: string[], env: Record<string, string>, uid?: number): Promise<Run> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(uid !== undefined ? { uid, gid: uid } : {}),
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((res) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      res({ code, stdout, stderr });
+    }),
+  );
+}
+
+/** One line, naming `variable`, no stack trace, non-zero exit. */
+function assertOneLine(r: Run, variable: string, pattern: RegExp): void {
+  assert.notEqual(r.code, 0, 'exits non-zero');
+  assert.notEqual(r.code, null);
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line, got:\n${r.stderr}`);
+  assert.ok(lines[0]!.startsWith(`sdg: ${variable}`), lines[0]);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+}
+
+describe('start-up errors', () => {
+  const dirs: string[] = [];
+  const tmp = () => {
+    const d = mkdtempSync(join(tmpdir(), 'sdg-start-'));
+    dirs.push(d);
+    return d;
+  };
+  after(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  test('DATA_DIR is a file', async () => {
+    const file = join(tmp(), 'not-a-dir');
+    writeFileSync(file, 'x');
+    assertOneLine(await sdg(['migrate'], { DATA_DIR: file }), 'DATA_DIR', /is a file, not a directory/);
+  });
+
+  test('DATA_DIR is not writable', { skip: process.getuid?.() !== 0 && 'needs root to run the command as another user' }, async () => {
+    // A directory of root's, read-only to others, run as nobody: both as DATA_DIR and as its parent.
+    const ro = tmp();
+    chmodSync(ro, 0o555);
+    for (const dataDir of [join(ro, 'inside'), ro]) assertOneLine(await sdg(['migrate'], { DATA_DIR: dataDir }, 65534), 'DATA_DIR', /not writable/);
+  });
+
+  test('Postgres does not answer', async () => {
+    const port = await freePort();
+    const r = await sdg(['migrate'], { DATABASE_URL: `postgres://someone:secretpw@127.0.0.1:${port}/gateway` });
+    assertOneLine(r, 'DATABASE_URL', /does not answer/);
+    assert.ok(!r.stderr.includes('secretpw'), 'the password is never printed');
+  });
+
+  test('the Postgres database does not exist', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL not set' }, async () => {
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.pathname = '/sdg_no_such_database';
+    assertOneLine(await sdg(['migrate'], { DATABASE_URL: url.toString() }), 'DATABASE_URL', /does not exist.*sdg_no_such_database/);
+  });
+
+  test('the port is in use', async () => {
+    const port = await freePort();
+    const blocker: Server = createServer();
+    await new Promise<void>((res) => blocker.listen(port, '127.0.0.1', res));
+    try {
+      const r = await sdg(['serve'], { DATA_DIR: tmp(), HOST: '127.0.0.1', PORT: String(port), ROLES: 'api' });
+      assertOneLine(r, `PORT ${port}`, /already in use/);
+    } finally {
+      blocker.close();
+    }
+  });
+});

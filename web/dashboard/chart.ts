@@ -1,0 +1,45 @@
+// A uPlot line chart of one measure (calls or credits) per endpoint over the summary's buckets.
+import { html } from 'htm/preact';
+import type { VNode } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+
+// Distinct on white and dark enough for lines and legend text (each at least 4.5:1 against white).
+export const PALETTE = ['#1f5fa8', '#b3261e', '#1b6e3a', '#7a3fa0', '#8a5a00', '#00697a', '#a0316b', '#4a4a4a'];
+
+export interface Series {
+  label: string;
+  values: number[];
+}
+
+export function LineChart({ title, xs, series, unit, hourly }: { title: string; xs: number[]; series: Series[]; unit: string; hourly: boolean }): VNode {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const width = () => Math.max(280, el.clientWidth);
+    const opts: uPlot.Options = {
+      title,
+      width: width(),
+      height: 260,
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      axes: [{ values: hourly ? '{HH}:{mm}' : '{MMM} {D}' }, { label: unit, size: 60 }],
+      series: [
+        { label: hourly ? 'Hour' : 'Day', value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toLocaleString()) },
+        ...series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, points: { show: true, size: 5 } })),
+      ],
+    };
+    const plot = new uPlot(opts, [xs, ...series.map((s) => s.values)], el);
+    const ro = new ResizeObserver(() => plot.setSize({ width: width(), height: 260 }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      plot.destroy();
+    };
+  }, [title, xs, series, unit, hourly]);
+  const total = series.reduce((n, s) => n + s.values.reduce((a, b) => a + b, 0), 0);
+  // The canvas says nothing to a screen reader: the table under the charts holds the same numbers.
+  return html`<figure class="chart">
+    <div ref=${box} class="chart-box" role="img" aria-label=${`${title}: ${total} ${unit} in all, by endpoint; the numbers are in the table below`}></div>
+  </figure>`;
+}

@@ -1,0 +1,132 @@
+// The dashboard: sign in with an API key (kept in this tab's sessionStorage only), then one page per
+// part of the account, picked by the URL's hash so that the server serves one document.
+import { html } from 'htm/preact';
+import { render, type VNode } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, session, whenKeyRefused, type Single } from './api.js';
+import { CrawlPage } from './pages/crawl.js';
+import { ExportsPage } from './pages/exports.js';
+import { KeysPage } from './pages/keys.js';
+import { OverviewPage, type Account } from './pages/overview.js';
+import { UsagePage } from './pages/usage.js';
+import { WatchlistPage } from './pages/watchlist.js';
+import { ErrorNote } from './ui.js';
+
+const PAGES = [
+  { id: 'overview', title: 'Overview', view: OverviewPage },
+  { id: 'keys', title: 'Keys', view: KeysPage },
+  { id: 'watchlist', title: 'Watchlist', view: WatchlistPage },
+  { id: 'crawl', title: 'Crawl', view: CrawlPage },
+  { id: 'exports', title: 'Exports', view: ExportsPage },
+  { id: 'usage', title: 'Usage', view: UsagePage },
+] as const;
+type PageId = (typeof PAGES)[number]['id'];
+
+function pageFromHash(): PageId {
+  const id = location.hash.replace(/^#\/?/, '');
+  return PAGES.find((p) => p.id === id)?.id ?? 'overview';
+}
+
+function SignIn({ onSignedIn, notice }: { onSignedIn: (account: Account) => void; notice: string | undefined }): VNode {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const k = key.trim();
+    if (!k) return setError(new Error('Paste an API key first.'));
+    setBusy(true);
+    try {
+      const a = await api<Single<Account>>('/api/v1/account', { key: k });
+      session.save(k);
+      setKey('');
+      onSignedIn(a.data);
+    } catch (err) {
+      setError(
+        err instanceof ApiError && err.status === 401
+          ? new Error(`This key was refused: ${err.message} Check that you copied the whole key and that it has not been revoked.`)
+          : err,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<main id="main" class="signin">
+    <h1>Social Data Gateway</h1>
+    <h2>Sign in to your dashboard</h2>
+    ${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
+    <form onSubmit=${submit} method="post" action="#" novalidate>
+      <label for="api-key">API key</label>
+      <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" required
+        value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="key-help" />
+      <p id="key-help" class="help">The key stays in this browser tab only (sessionStorage) and goes to the gateway in the X-API-Key header, never in a URL. Closing the tab forgets it.</p>
+      <button type="submit" disabled=${busy}>${busy ? 'Checking…' : 'Sign in'}</button>
+    </form>
+    <${ErrorNote} error=${error} />
+    <p class="help">No key yet? An operator creates one with <code>sdg accounts create</code>. The API reference is at <a href="/docs">/docs</a>.</p>
+  </main>`;
+}
+
+function App(): VNode {
+  const [account, setAccount] = useState<Account>();
+  const [checking, setChecking] = useState(session.key() !== null);
+  const [notice, setNotice] = useState<string>();
+  const [page, setPage] = useState<PageId>(pageFromHash());
+
+  useEffect(() => {
+    const onHash = () => setPage(pageFromHash());
+    addEventListener('hashchange', onHash);
+    whenKeyRefused((e) => {
+      session.clear();
+      setAccount(undefined);
+      setNotice(`You were signed out: ${e.message}`);
+    });
+    if (session.key()) {
+      api<Single<Account>>('/api/v1/account').then(
+        (a) => (setAccount(a.data), setChecking(false)),
+        () => setChecking(false),
+      );
+    }
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+
+  // A new page moves the focus to its content, so a keyboard or screen-reader user starts there.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) return void (first.current = false);
+    document.getElementById('main')?.focus();
+  }, [page]);
+
+  useEffect(() => {
+    const title = PAGES.find((p) => p.id === page)?.title ?? '';
+    document.title = account ? `${title} · Dashboard · Social Data Gateway` : 'Sign in · Dashboard · Social Data Gateway';
+  }, [page, account]);
+
+  if (checking) return html`<p class="loading" role="status">Checking your key…</p>`;
+  if (!account) return html`<${SignIn} notice=${notice} onSignedIn=${(a: Account) => (setNotice(undefined), setAccount(a))} />`;
+
+  const signOut = () => {
+    session.clear();
+    setAccount(undefined);
+    setNotice('Signed out. The key is no longer kept in this tab.');
+  };
+  const View = PAGES.find((p) => p.id === page)!.view;
+  return html`<a class="skip" href="#main" onClick=${(e: Event) => (e.preventDefault(), document.getElementById('main')?.focus())}>Skip to content</a>
+    <header class="top">
+      <p class="brand">Social Data Gateway</p>
+      <nav aria-label="Dashboard">
+        <ul>
+          ${PAGES.map((p) => html`<li><a href=${`#/${p.id}`} aria-current=${p.id === page ? 'page' : undefined}>${p.title}</a></li>`)}
+        </ul>
+      </nav>
+      <p class="who"><span class="account-name">${account.name}</span>
+        <button type="button" class="link" onClick=${signOut}>Sign out</button></p>
+    </header>
+    <main id="main" tabindex="-1">
+      <${View} account=${account} onAccount=${setAccount} />
+    </main>`;
+}
+
+const root = document.getElementById('app')!;
+root.textContent = ''; // the static "Loading…" line
+render(html`<${App} />`, root);

@@ -1,0 +1,59 @@
+// The ledger, newest first, page by page, optionally of one endpoint.
+import { html } from 'htm/preact';
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, query, type Page, type Single } from '../api.js';
+import { fmtNumber, fmtTime, isoLocal } from '../format.js';
+import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
+import type { Summary } from './overview.js';
+
+interface LedgerEntry {
+  id: string;
+  kind: 'grant' | 'charge';
+  amount: number;
+  balanceAfter: number;
+  requestId: string | null;
+  keyId: string | null;
+  endpoint: string | null;
+  note: string | null;
+  createdAt: string;
+}
+
+export function UsagePage(): VNode {
+  const [endpoint, setEndpoint] = useState('');
+  const [endpoints, setEndpoints] = useState<string[]>([]);
+  const paged = usePaged((cursor) => api<Page<LedgerEntry>>(`/api/v1/usage${query({ cursor, limit: 25, endpoint })}`), [endpoint]);
+  // The endpoints charged in the last year name the filter's choices.
+  useEffect(() => {
+    const to = new Date();
+    to.setHours(24, 0, 0, 0);
+    const from = new Date(to.getTime() - 365 * 86_400_000);
+    api<Single<Summary>>(`/api/v1/usage/summary${query({ from: isoLocal(from), to: isoLocal(to), granularity: 'day' })}`).then(
+      (s) => setEndpoints(s.data.endpoints.map((e) => e.endpoint).sort()),
+      () => undefined,
+    );
+  }, []);
+  return html`<h1>Usage</h1>
+    <div class="filters">
+      <label for="endpoint-filter">Endpoint</label>
+      <select id="endpoint-filter" value=${endpoint} onChange=${(e: Event) => setEndpoint((e.target as HTMLSelectElement).value)}>
+        <option value="">All entries (charges and grants)</option>
+        ${endpoints.map((e) => html`<option value=${e}>${e}</option>`)}
+      </select>
+    </div>
+    <${ErrorNote} error=${paged.error} />
+    <${TableWrap} label="Ledger" busy=${paged.loading}>
+      <table data-testid="ledger">
+        <caption>Ledger entries, newest first${endpoint ? ` (${endpoint} only)` : ''}</caption>
+        <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint or note</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th><th scope="col">Request</th></tr></thead>
+        <tbody>
+          ${(paged.page?.items ?? []).map(
+            (r) => html`<tr><td>${fmtTime(r.createdAt)}</td><td>${r.kind}</td><td>${r.endpoint ?? r.note ?? '—'}</td>
+              <td class="num">${r.amount > 0 ? '+' : ''}${fmtNumber(r.amount)}</td><td class="num">${fmtNumber(r.balanceAfter)}</td><td class="mono">${r.requestId ?? '—'}</td></tr>`,
+          )}
+        </tbody>
+      </table>
+    <//>
+    ${paged.page && paged.page.items.length === 0 ? html`<p class="empty">No entries.</p>` : null}
+    <${Pager} paged=${paged} label="Ledger" />`;
+}
