@@ -20,9 +20,10 @@
 // (402) only when, after every live holder has answered, the credits are still not there. A process
 // that was asked leases exactly what each call needs for a while.
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
-import { counterIds, nowIso } from '../domain/ids.js';
+import type { Kysely } from 'kysely';
+import { counterIds } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
+import { isLeaseGone, LeaseStatements } from './lease-statements.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type ReserveResult } from './meter-store.js';
 
 const newReservationId = counterIds('rsv');
@@ -40,6 +41,13 @@ const CONTENDED_MS = 5_000;
 const ASK_DEADLINE_MS = 2_000;
 /** Charges per group statement, at most. */
 const MAX_GROUP = 2_000;
+/**
+ * Group statements in flight at once: a charge settled while one is being committed need not wait
+ * for it to end (the round trips overlap; the account rows' locks still order the debits).
+ */
+const GROUPS_IN_FLIGHT = 4;
+/** Retries of a group statement that Postgres chose as a deadlock's victim (it wrote nothing). */
+const DEADLOCK_RETRIES = 3;
 
 export interface PostgresMeterOptions {
   /** A lease not renewed for this long expires (CREDIT_LEASE_SECONDS). */
@@ -92,38 +100,26 @@ interface LeaseAttempt {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const LEASE_GONE = 'credit lease gone';
-
-/**
- * An assertion inside a statement: fails it (and so rolls back all its writes) unless the CTEs `a`
- * and `b` changed as many rows, i.e. every account debited had this process's lease to take it from.
- */
-const assertAll = (a: string, b: string) =>
-  sql`(case when (select count(*) from ${sql.raw(a)}) = (select count(*) from ${sql.raw(b)}) then '1' else ${LEASE_GONE} end)::int`;
-
-/** The assertion above failed, or the account's reserved would have gone below 0 (a lease swept meanwhile). */
-const isLeaseGone = (err: unknown): boolean => {
-  const e = err as { code?: string; message?: string };
-  return (e.code === '22P02' && (e.message ?? '').includes(LEASE_GONE)) || e.code === '23514';
-};
-
 export class PostgresMeterStore implements MeterStore {
   /** This process's name on its leases. */
   readonly owner = `p_${randomBytes(9).toString('base64url')}`;
   private readonly leases = new Map<string, AccountLease>();
   private readonly holds = new Map<string, Hold>();
   private pending: PendingCharge[] = [];
-  private writing = false;
+  /** Group statements in flight. */
+  private writing = 0;
   private flushScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private lastRenewAt = 0;
   private readonly leaseMs: number;
+  private readonly statements: LeaseStatements;
 
   constructor(
     private readonly db: Kysely<Database>,
     opts: PostgresMeterOptions = { leaseSeconds: 30 },
   ) {
     this.leaseMs = Math.round(opts.leaseSeconds * 1000);
+    this.statements = new LeaseStatements(db, this.owner, this.leaseMs);
   }
 
   async findKey(keyHash: string): Promise<AuthRecord | undefined> {
@@ -189,38 +185,14 @@ export class PostgresMeterStore implements MeterStore {
    * lease before crediting it back, so two processes sweeping at once release each lease once.
    */
   async sweep(): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const dead = await sql<{ account_id: string }>`
-        select distinct l.account_id from credit_leases l left join credit_lease_owners o on o.owner = l.owner
-         where o.owner is null or o.expires_at < now()`.execute(trx);
-      let swept = 0;
-      if (dead.rows.length > 0) {
-        const ids = dead.rows.map((r) => r.account_id).sort();
-        await sql`select id from accounts where id = any(${ids}::text[]) order by id for update`.execute(trx);
-        const r = await sql<{ swept: number }>`
-          with x as (
-            delete from credit_leases l
-             where l.account_id = any(${ids}::text[])
-               and not exists (select 1 from credit_lease_owners o where o.owner = l.owner and o.expires_at >= now())
-            returning account_id, amount
-          ), s as (
-            select account_id, sum(amount)::bigint as amount from x group by account_id
-          ), u as (
-            update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
-          )
-          select (select count(*) from x where amount > 0) as swept`.execute(trx);
-        swept = Number(r.rows[0]?.swept ?? 0);
-      }
-      await sql`delete from credit_lease_owners o where o.expires_at < now() and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
-      return swept;
-    });
+    return this.statements.sweep();
   }
 
   /** Waits for the charges in flight, then gives back every lease (calls still holding keep theirs); usable after. */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    while (this.writing || this.pending.length > 0) await sleep(5);
+    while (this.writing > 0 || this.pending.length > 0) await sleep(5);
     for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held);
   }
 
@@ -277,34 +249,7 @@ export class PostgresMeterStore implements MeterStore {
   /** One attempt to lease `amount` more; `ask`: if refused, ask the account's other holders to give back. */
   private async lease(l: AccountLease, amount: number, ask: boolean): Promise<LeaseAttempt> {
     const a = l.accountId;
-    const r = await sql<{ granted: number; free: number | null; waiting: number; expired: number; others: number }>`
-      with acc as (
-        update accounts set reserved = reserved + ${amount} where id = ${a} and balance - reserved >= ${amount} returning id
-      ), alive as (
-        insert into credit_lease_owners (owner, expires_at)
-        select ${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}) from acc
-        on conflict (owner) do update set expires_at = excluded.expires_at
-        returning owner
-      ), mine as (
-        insert into credit_leases (account_id, owner, amount)
-        select acc.id, alive.owner, ${amount} from acc, alive
-        on conflict (account_id, owner) do update set amount = credit_leases.amount + excluded.amount
-        returning amount
-      ), live as (
-        select l.owner, l.amount, l.wanted from credit_leases l join credit_lease_owners o on o.owner = l.owner
-         where l.account_id = ${a} and l.owner <> ${this.owner} and o.expires_at >= now()
-      ), asked as (
-        update credit_leases set wanted = true
-         where ${ask} and account_id = ${a} and owner in (select owner from live where amount > 0) and not exists (select 1 from acc)
-        returning owner
-      )
-      select (select count(*) from mine) as granted,
-             (select balance - reserved from accounts where id = ${a}) as free,
-             (select count(*) from live where wanted and amount > 0) as waiting,
-             (select count(*) from live where amount > 0) as others,
-             (select coalesce(sum(l.amount), 0)::bigint from credit_leases l left join credit_lease_owners o on o.owner = l.owner
-               where l.account_id = ${a} and (o.owner is null or o.expires_at < now())) as expired`.execute(this.db);
-    const row = r.rows[0]!;
+    const row = await this.statements.tryLease(a, amount, ask);
     const granted = Number(row.granted) === 1;
     if (granted) {
       // A lease row swept meanwhile is a new row now: its holds before stay on the lost record.
@@ -322,15 +267,7 @@ export class PostgresMeterStore implements MeterStore {
   private async giveBack(l: AccountLease, amount: number): Promise<void> {
     l.leased -= amount;
     try {
-      await sql`
-        with acc as (
-          update accounts set reserved = reserved - ${amount} where id = ${l.accountId} returning id
-        ), mine as (
-          update credit_leases set amount = amount - ${amount}, wanted = false
-           where account_id = ${l.accountId} and owner = ${this.owner} and amount >= ${amount} and exists (select 1 from acc)
-          returning 1
-        )
-        select ${assertAll('mine', 'acc')}`.execute(this.db);
+      await this.statements.giveBack(l.accountId, amount);
     } catch (err) {
       if (!isLeaseGone(err)) throw err;
       this.lose(l);
@@ -352,8 +289,7 @@ export class PostgresMeterStore implements MeterStore {
     this.ticking = true;
     try {
       const now = Date.now();
-      const wanted = await sql<{ account_id: string }>`select account_id from credit_leases where owner = ${this.owner} and wanted`.execute(this.db);
-      for (const { account_id } of wanted.rows) {
+      for (const account_id of await this.statements.wanted()) {
         const l = this.leases.get(account_id);
         if (!l) continue;
         l.contendedUntil = now + CONTENDED_MS;
@@ -370,20 +306,16 @@ export class PostgresMeterStore implements MeterStore {
         }
       }
       // Their empty rows too (a row leased meanwhile is not empty and stays).
-      if (forgotten.length > 0) await sql`delete from credit_leases where owner = ${this.owner} and account_id = any(${forgotten}::text[]) and amount = 0`.execute(this.db);
+      if (forgotten.length > 0) await this.statements.deleteEmpty(forgotten);
       if (this.leases.size === 0 && this.timer) {
         clearInterval(this.timer);
         this.timer = undefined;
       }
       if (now - this.lastRenewAt > this.leaseMs / 3) {
         this.lastRenewAt = now;
-        // Only this process's own row: renewing locks nothing a charge or a lease waits for.
-        const renewed = await sql<{ fresh: boolean }>`
-          insert into credit_lease_owners (owner, expires_at) values (${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}))
-          on conflict (owner) do update set expires_at = excluded.expires_at
-          returning (xmax = 0) as fresh`.execute(this.db);
+        const fresh = await this.statements.renew();
         // The row was gone: this process stalled beyond its lease time and its leases were swept.
-        if (renewed.rows[0]?.fresh) for (const l of [...this.leases.values()]) if (l.leased > 0 && !l.extending) this.lose(l);
+        if (fresh) for (const l of [...this.leases.values()]) if (l.leased > 0 && !l.extending) this.lose(l);
       }
     } finally {
       this.ticking = false;
@@ -393,13 +325,7 @@ export class PostgresMeterStore implements MeterStore {
   /** Gives back all that is left of `l`'s lease row (whatever the process thought it held), and forgets it. */
   private async dropLease(l: AccountLease): Promise<void> {
     this.lose(l);
-    await sql`
-      with acc as (
-        select id from accounts where id = ${l.accountId} for update
-      ), x as (
-        delete from credit_leases where account_id in (select id from acc) and owner = ${this.owner} returning amount
-      )
-      update accounts set reserved = reserved - x.amount from x where accounts.id = ${l.accountId}`.execute(this.db);
+    await this.statements.dropLease(l.accountId);
   }
 
   /** This process's lease on `l` is gone: holds on it are charged directly; new calls lease anew. */
@@ -411,7 +337,7 @@ export class PostgresMeterStore implements MeterStore {
   // ---- Charging ----------------------------------------------------------------------------------
 
   private scheduleFlush(): void {
-    if (this.writing || this.flushScheduled) return;
+    if (this.writing >= GROUPS_IN_FLIGHT || this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
@@ -421,8 +347,8 @@ export class PostgresMeterStore implements MeterStore {
 
   // One group: the charges settled since the last one began, in one statement.
   private async flush(): Promise<void> {
-    if (this.writing || this.pending.length === 0) return;
-    this.writing = true;
+    if (this.writing >= GROUPS_IN_FLIGHT || this.pending.length === 0) return;
+    this.writing++;
     const batch = this.pending.length > MAX_GROUP ? this.pending.splice(0, MAX_GROUP) : this.pending;
     if (batch === this.pending) this.pending = [];
     try {
@@ -431,7 +357,7 @@ export class PostgresMeterStore implements MeterStore {
       if (leased.length > 0) await this.chargeLeased(leased);
       for (const c of lost) await this.chargeDirect(c);
     } finally {
-      this.writing = false;
+      this.writing--;
       if (this.pending.length > 0) this.scheduleFlush();
     }
   }
@@ -453,28 +379,23 @@ export class PostgresMeterStore implements MeterStore {
     const ids = [...totals.keys()].sort();
     let rows: Array<{ id: string; balance: number }>;
     try {
-      const r = await sql<{ id: string; balance: number }>`
-        with v as (
-          select * from unnest(${ids}::text[], ${ids.map((id) => totals.get(id)!)}::bigint[]) as v(account_id, total)
-        ), d as (
-          update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
-           where a.id = v.account_id
-          returning a.id, a.balance
-        ), mine as (
-          update credit_leases c set amount = c.amount - v.total from v, d
-           where d.id = v.account_id and c.account_id = v.account_id and c.owner = ${this.owner} and c.amount >= v.total
-          returning c.account_id
-        ), e as (
-          select * from unnest(${batch.map((c) => c.hold.lease.accountId)}::text[], ${batch.map((c) => c.hold.amount)}::bigint[], ${offsets}::bigint[],
-                               ${batch.map((c) => c.info.requestId)}::text[], ${batch.map((c) => c.info.keyId)}::text[], ${batch.map((c) => c.info.endpoint)}::text[])
-                   with ordinality as e(account_id, amount, later, request_id, key_id, endpoint, ord)
-        ), ins as (
-          insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
-          select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, ${nowIso()}
-            from e join d on d.id = e.account_id order by e.ord
-        )
-        select id, balance, ${assertAll('mine', 'd')} as checked from d`.execute(this.db);
-      rows = r.rows;
+      const entries = {
+        accountIds: batch.map((c) => c.hold.lease.accountId),
+        amounts: batch.map((c) => c.hold.amount),
+        later: offsets,
+        requestIds: batch.map((c) => c.info.requestId),
+        keyIds: batch.map((c) => c.info.keyId),
+        endpoints: batch.map((c) => c.info.endpoint),
+      };
+      for (let attempt = 0; ; attempt++) {
+        try {
+          rows = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), entries);
+          break;
+        } catch (err) {
+          // Accounts are locked in id order, so this is not expected; if it happens, nothing was written.
+          if ((err as { code?: string }).code !== '40P01' || attempt >= DEADLOCK_RETRIES) throw err;
+        }
+      }
     } catch (err) {
       if (isLeaseGone(err)) {
         // Some lease of the group was swept (this process stalled): nothing was written. Give back
@@ -517,15 +438,7 @@ export class PostgresMeterStore implements MeterStore {
     const { amount } = c.hold;
     const a = c.hold.lease.accountId;
     try {
-      const r = await sql<{ balance: number | null; free: number | null }>`
-        with d as (
-          update accounts set balance = balance - ${amount} where id = ${a} and balance - reserved >= ${amount} returning id, balance
-        ), ins as (
-          insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
-          select d.id, 'charge', ${-amount}, d.balance, ${c.info.requestId}, ${c.info.keyId}, ${c.info.endpoint}, null, ${nowIso()} from d
-        )
-        select (select balance from d) as balance, (select balance - reserved from accounts where id = ${a}) as free`.execute(this.db);
-      const row = r.rows[0]!;
+      const row = await this.statements.chargeFromBalance(a, amount, c.info);
       if (row.balance === null) c.reject(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));
       else c.resolve({ charged: amount, balance: Number(row.balance) });
     } catch (err) {

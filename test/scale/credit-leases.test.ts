@@ -141,6 +141,7 @@ describe('a killed API process (postgres)', { skip: !pg }, () => {
     assert.equal(leased.balance, COST * 19);
     assert.ok(leased.reserved >= COST * 2, `leased ${leased.reserved}`);
     await doomed.stop('SIGKILL');
+    servers.splice(servers.indexOf(doomed), 1); // gone: nothing to stop after the test
     const killedAt = Date.now();
     // Every credit left becomes spendable on the survivor: 19 calls succeed, then 402.
     let ok = 0;
