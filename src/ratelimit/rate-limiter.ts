@@ -74,21 +74,21 @@ export class MemoryRateLimiter implements RateLimiter {
 
   takeAll(specs: BucketSpec[]): MultiDecision {
     const now = this.now();
-    const bs = specs.map((s) => {
-      const b = this.buckets.get(s.key) ?? { tokens: s.perMinute, at: now };
+    // Every request runs this (key and account buckets): plain loops, and a Map write only for a new bucket.
+    const bs: Bucket[] = [];
+    let allowed = true;
+    for (const s of specs) {
+      let b = this.buckets.get(s.key);
+      if (!b) this.buckets.set(s.key, (b = { tokens: s.perMinute, at: now }));
       b.tokens = Math.min(s.perMinute, b.tokens + (now - b.at) * (s.perMinute / 60_000));
       b.at = now;
-      this.buckets.set(s.key, b);
-      return b;
-    });
-    const allowed = bs.every((b) => b.tokens >= 1);
-    if (allowed) for (const b of bs) b.tokens -= 1;
+      if (b.tokens < 1) allowed = false;
+      bs.push(b);
+    }
+    const tokens: number[] = [];
+    for (const b of bs) tokens.push(allowed ? (b.tokens -= 1) : b.tokens);
     if (this.buckets.size > 100_000) this.evictIdle(now);
-    return combine(
-      specs,
-      bs.map((b) => b.tokens),
-      allowed,
-    );
+    return combine(specs, tokens, allowed);
   }
 
   // A bucket idle for a minute is full again and holds no information: dropping it bounds memory.
