@@ -42,10 +42,12 @@ const ASK_DEADLINE_MS = 2_000;
 /** Charges per group statement, at most. */
 const MAX_GROUP = 2_000;
 /**
- * Group statements in flight at once: a charge settled while one is being committed need not wait
- * for it to end (the round trips overlap; the account rows' locks still order the debits).
+ * Group statements in flight at once. One: every group debits the same account rows, so a second
+ * group only waits for the first's row locks, and Postgres spends CPU on the wait. Measured with
+ * 50 connections on one account: 4 in flight, groups of about 10 and 120 µs of Postgres CPU a
+ * charge (4,800 req/s, p99 24 ms); 1 in flight, groups of about 25 and 39 µs (7,800 req/s, p99 14 ms).
  */
-const GROUPS_IN_FLIGHT = 4;
+const GROUPS_IN_FLIGHT = 1;
 /** Retries of a group statement that Postgres chose as a deadlock's victim (it wrote nothing). */
 const DEADLOCK_RETRIES = 3;
 
