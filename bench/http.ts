@@ -80,15 +80,15 @@ async function load(name: string, pid: number, url: string, headers: Record<stri
 }
 
 // Both servers run compiled, with the Node flags `npm start` gives the served process (read from
-// package.json, so the benchmark measures what ships and nothing else).
+// package.json, so the benchmark measures what ships and nothing else). scripts/start.mjs serves
+// dist/src/cli/main.js in its own process, so these are the served process's flags.
 export const SERVER_FLAGS = shippedNodeFlags();
 
 function shippedNodeFlags(): string[] {
   const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const served = start.split('&&').map((c) => c.trim()).find((c) => c.includes('dist/src/cli/main.js'));
-  if (!served) throw new Error(`package.json's start script does not run dist/src/cli/main.js: ${start}`);
-  const words = served.split(/\s+/);
-  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/cli/main.js'));
+  const words = start.trim().split(/\s+/);
+  if (words[0] !== 'node' || !words.includes('scripts/start.mjs')) throw new Error(`package.json's start script does not run node scripts/start.mjs: ${start}`);
+  return words.slice(1, words.indexOf('scripts/start.mjs'));
 }
 
 export interface HttpBenchOptions {

@@ -3,13 +3,11 @@
 // 30 MB) or its per-closure naming. Type checking stays with `npm run typecheck`; this only strips types.
 // Then bundles the browser dashboard (web/dashboard: Preact, htm, uPlot) into dist/dashboard, the
 // local files that the gateway serves at /dashboard.
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildSync } from 'esbuild';
+import { buildIsCurrent, fingerprint, root, stampFile } from './build-stamp.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir)) {
@@ -22,11 +20,10 @@ walk(join(root, 'src'));
 walk(join(root, 'bench'));
 
 // `npm start` on a built tree starts at once: when no source changed since the last build (same
-// paths, sizes and modification times, same build script and lockfile), the build is skipped.
-const stampFile = join(root, 'dist', '.build-stamp');
+// paths, sizes and modification times, same build scripts and lockfile), the build is skipped.
 const web = join(root, 'web', 'dashboard');
-const stamp = fingerprint([join(root, 'src'), join(root, 'bench'), web, fileURLToPath(import.meta.url), join(root, 'package-lock.json')]);
-if (!process.argv.includes('--force') && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) process.exit(0);
+if (!process.argv.includes('--force') && buildIsCurrent()) process.exit(0);
+const stamp = fingerprint();
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 buildSync({ entryPoints: files, outdir: join(root, 'dist'), outbase: root, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
 buildDashboard(join(root, 'dist', 'dashboard'));
@@ -47,16 +44,4 @@ function buildDashboard(out) {
     logLevel: 'warning',
   });
   copyFileSync(join(web, 'index.html'), join(out, 'index.html'));
-}
-
-function fingerprint(paths) {
-  const h = createHash('sha256');
-  const add = (p) => {
-    const st = statSync(p, { throwIfNoEntry: false });
-    if (!st) return;
-    if (st.isDirectory()) for (const name of readdirSync(p).sort()) add(join(p, name));
-    else h.update(`${p}\0${st.size}\0${st.mtimeMs}\n`);
-  };
-  for (const p of paths) add(p);
-  return h.digest('hex');
 }

@@ -21,11 +21,14 @@ import { errorResponses } from './schemas.js';
 import { openapiOptions } from './openapi/document.js';
 import { routeErrors } from './openapi/route-errors.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
+import { lazySerializers } from './serializers.js';
 import { validatorCompiler } from './validators.js';
 
 export interface AppOptions {
   /** Tests: check every response against its route's schema (a mismatch becomes a 500). */
   validateResponses?: boolean;
+  /** Tests: compile every request validator and response serializer when the app is ready (they are otherwise compiled on first use). */
+  compileSchemasAtReady?: boolean;
   /** `false`: no logs (tests); otherwise our logger, with this level and destination if given. */
   logger?: false | { level?: string; stream?: DestinationStream };
 }
@@ -35,6 +38,8 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
 }
 
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> {
+  const serializers = lazySerializers();
+  const validators = validatorCompiler();
   const app = Fastify({
     // Our logger is set as app.log below; why Fastify has none of its own: see logging.ts.
     logger: false,
@@ -50,6 +55,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     maxRequestsPerSocket: deps.config.server.maxRequestsPerSocket,
     frameworkErrors,
     clientErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: serializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = deps.config.server.headersTimeoutMs;
   app.server.maxConnections = deps.config.server.maxConnections;
@@ -63,7 +69,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
 
   // Only JSON bodies: text/plain and friends get 415 in the error envelope.
   app.removeContentTypeParser(['text/plain']);
-  app.setValidatorCompiler(validatorCompiler());
+  app.setValidatorCompiler(validators);
+  if (opts.compileSchemasAtReady) {
+    app.addHook('onReady', async () => {
+      validators.compileAll();
+      serializers.compileAll();
+    });
+  }
   app.setErrorHandler(errorHandler(deps));
   app.setNotFoundHandler(notFoundHandler(deps));
 

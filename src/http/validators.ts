@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -11,8 +11,40 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const body = makeAjv(false);
-  const text = makeAjv(true);
-  return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object);
+export type LazyValidatorCompiler = FastifySchemaCompiler<unknown> & {
+  /** Compiles every validator not compiled yet; throws on the first schema that does not compile. */
+  compileAll(): void;
+};
+
+/**
+ * Each route part's validator is compiled on its first request, not when the server starts: compiling
+ * all of them took about a tenth of start-up, for routes a process may never serve. `compileAll`
+ * lets a test compile them all at once (test/openapi/schemas-compile.test.ts).
+ */
+export function validatorCompiler(): LazyValidatorCompiler {
+  let body: Ajv | undefined;
+  let text: Ajv | undefined;
+  const ajvFor = (httpPart: string | undefined) => (httpPart === 'body' ? (body ??= makeAjv(false)) : (text ??= makeAjv(true)));
+  const pending = new Set<() => ValidateFunction>();
+  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+    let compiled: ValidateFunction | undefined;
+    const compile = () => {
+      compiled ??= ajvFor(httpPart).compile(schema as object);
+      pending.delete(compile);
+      return compiled;
+    };
+    pending.add(compile);
+    // Fastify reads `errors` off the function it was given, so it is copied from the compiled one.
+    const validate = Object.assign(
+      (data: unknown) => {
+        const check = compiled ?? compile();
+        const ok = check(data);
+        validate.errors = check.errors;
+        return ok;
+      },
+      { errors: null as ValidateFunction['errors'] },
+    );
+    return validate;
+  };
+  return Object.assign(compiler, { compileAll: () => [...pending].forEach((compile) => compile()) });
 }

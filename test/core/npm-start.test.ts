@@ -1,0 +1,59 @@
+// `npm start` (package.json's start script, word for word): serves from the one Node process it
+// starts, with the script's flags, building dist/ first only when a source changed.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { repoRoot, startServer } from '../helpers/processes.js';
+
+const startWords = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+const stampOf = () => readFileSync(join(repoRoot, 'dist', '.build-stamp'), 'utf8');
+const mainBuiltAt = () => statSync(join(repoRoot, 'dist', 'src', 'cli', 'main.js')).mtimeMs;
+
+async function startAsNpmDoes() {
+  assert.equal(startWords[0], 'node');
+  const dataDir = mkdtempSync(join(tmpdir(), 'sdg-npm-start-'));
+  const server = await startServer({ DATA_DIR: dataDir }, 60_000, startWords.slice(1));
+  return { server, dispose: () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+test('a built tree: no rebuild, and the server is the process the start script runs, with its flags', async () => {
+  execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot });
+  const stamp = stampOf();
+  const builtAt = mainBuiltAt();
+  const { server, dispose } = await startAsNpmDoes();
+  try {
+    const pid = server.child.pid!;
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of startWords.slice(1, -1)) assert.ok(cmdline.includes(flag), `served with ${flag}`);
+    const children = spawnSync('ps', ['-o', 'args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.trim();
+    assert.equal(children, '', 'no second process serves');
+    const hello = await fetch(`${server.url}/docs/json`);
+    assert.equal(hello.status, 200);
+    assert.equal(stampOf(), stamp);
+    assert.equal(mainBuiltAt(), builtAt, 'nothing rebuilt');
+    assert.equal(await server.stop(), 0, 'SIGTERM: a clean exit');
+  } finally {
+    await server.stop('SIGKILL');
+    dispose();
+  }
+});
+
+test('a changed source: the start script rebuilds dist/ before serving', async () => {
+  const builtAt = mainBuiltAt();
+  const stamp = stampOf();
+  const src = join(repoRoot, 'src', 'cli', 'serve.ts');
+  const later = new Date(Math.max(Date.now(), statSync(src).mtimeMs + 1_000));
+  utimesSync(src, later, later);
+  const { server, dispose } = await startAsNpmDoes();
+  try {
+    assert.notEqual(stampOf(), stamp);
+    assert.ok(mainBuiltAt() > builtAt, 'dist/ rebuilt');
+    assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+  } finally {
+    await server.stop();
+    dispose();
+  }
+});
