@@ -7,7 +7,7 @@
 //     Caddy is in the compose file (the API processes trust one proxy hop for client addresses).
 // The topology tests (test/topology/) start it through startTopology(). From a shell:
 //   DATABASE_URL=postgres://… REDIS_URL=redis://… node --import tsx deploy/topology.ts
-// (API_PROCESSES, WORKERS and PORT, the proxy's port, default 2, 1 and 8080); Ctrl-C stops everything.
+// (API_PROCESSES, JOB_WORKERS and PORT, the proxy's port, default 2, 1 and 8080); Ctrl-C stops everything.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
@@ -72,7 +72,9 @@ export async function freePort(): Promise<number> {
 }
 
 function spawnRole(name: string, args: string[], env: Record<string, string>): RoleProcess {
-  const child = spawn(process.execPath, [...SDG, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Each API process here is one process: a WORKERS (sdg serve's cluster size) from the shell is not passed on.
+  const { WORKERS: _clusterSize, ...inherited } = process.env;
+  const child = spawn(process.execPath, [...SDG, ...args], { cwd: repoRoot, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (d: Buffer) => {
     out += d.toString();
@@ -217,7 +219,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     databaseUrl: DATABASE_URL,
     redisUrl: REDIS_URL,
     apiProcesses: Number(process.env.API_PROCESSES ?? 2),
-    workers: Number(process.env.WORKERS ?? 1),
+    workers: Number(process.env.JOB_WORKERS ?? 1),
     proxyPort: Number(process.env.PORT ?? 8080),
     logLevel: process.env.LOG_LEVEL ?? 'info',
   });

@@ -33,7 +33,7 @@ const program = new Command('sdg').description('Social Data Gateway operator com
 
 program
   .command('serve')
-  .description('serve the API (and run the worker and scheduler, per ROLES); logs are JSON lines')
+  .description('serve the API (and run the worker and scheduler, per ROLES; in WORKERS processes on one port); logs are JSON lines')
   .option('--json', 'JSON log lines (the default for serve)')
   .action(async () => {
     await serve(loadConfig());
@@ -44,7 +44,7 @@ program
   .description('run only the background worker: watchlist batches, exports, crawl targets; logs each job as it starts and ends')
   .option('--json', 'log as JSON lines instead of readable lines')
   .action(async (o: { json?: boolean }) => {
-    await serve({ ...loadConfig(), roles: ['worker'] }, o.json ? {} : { logStream: humanStream() });
+    await serve({ ...loadConfig(), roles: ['worker'], workers: 1 }, o.json ? {} : { logStream: humanStream() });
   });
 
 program
@@ -52,7 +52,7 @@ program
   .description('run only the crawl scheduler (starts and completes crawl cycles) and the retention job; logs each as it starts and ends')
   .option('--json', 'log as JSON lines instead of readable lines')
   .action(async (o: { json?: boolean }) => {
-    await serve({ ...loadConfig(), roles: ['scheduler'] }, o.json ? {} : { logStream: humanStream() });
+    await serve({ ...loadConfig(), roles: ['scheduler'], workers: 1 }, o.json ? {} : { logStream: humanStream() });
   });
 
 program

@@ -4,13 +4,20 @@ import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
 import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
+import { clusterWorkerRoles, isClusterWorker, runPrimary } from './cluster.js';
 
 /**
  * Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT.
+ * With WORKERS > 1: in the cluster primary, forks the workers (cluster.ts); in a worker, runs the API
+ * (and, in worker 1, the background roles) on the port they share.
  * `logStream`: where log lines go (default: JSON lines on stdout).
  */
 export async function serve(config: Config, opts: { logStream?: DestinationStream } = {}): Promise<void> {
-  const deps = await buildDeps(config);
+  const worker = isClusterWorker(config);
+  if (config.workers > 1 && !worker) return runPrimary(config, opts);
+  if (worker) config = { ...config, roles: clusterWorkerRoles(config) };
+  // A cluster worker's primary has run the migrations.
+  const deps = await buildDeps(config, { migrate: !worker });
   const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {

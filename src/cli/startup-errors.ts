@@ -45,7 +45,8 @@ export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 
   for (const e of chain(err)) {
     const code = typeof e.code === 'string' ? e.code : '';
     const message = typeof e.message === 'string' ? e.message : '';
-    if (e.syscall === 'listen') {
+    // 'bind': the same error in a cluster worker, whose primary listens for it.
+    if (e.syscall === 'listen' || e.syscall === 'bind') {
       if (code === 'EADDRINUSE') return `PORT ${config.port} is already in use on ${config.host}: stop the program that holds it, or set PORT to a free port.`;
       if (code === 'EACCES') return `PORT ${config.port} needs privileges this user does not have: set PORT to 1024 or above (and put a proxy in front).`;
       if (code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (127.0.0.1, 0.0.0.0).`;

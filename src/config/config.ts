@@ -19,6 +19,8 @@ export interface Config {
   secret: string | undefined;
   publicBaseUrl: string | undefined;
   roles: Role[];
+  /** WORKERS: processes `sdg serve` runs the API in (node:cluster, one port); 1 is the plain single process. */
+  workers: number;
   plans: Plan[];
   defaultPlanId: string;
   costs: Record<string, number>;
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
   for (const r of roles) {
     if (!(roleNames as readonly string[]).includes(r)) throw new ConfigError(`ROLES may list api, worker, scheduler; got ${r}.`);
   }
+  const workers = workerCount(env, roles as Role[], databaseUrl, redisUrl);
   const plans = loadPlans(optStr(env, 'PLANS_FILE'));
   const defaultPlanId = str(env, 'DEFAULT_PLAN', plans[0]!.id);
   if (!plans.some((p) => p.id === defaultPlanId)) {
@@ -123,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     secret,
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http', 'https']),
     roles: roles as Role[],
+    workers,
     plans,
     defaultPlanId,
     costs: parseCosts(optStr(env, 'COSTS')),
@@ -191,6 +195,21 @@ export function loadConfig(env: Env = process.env): Config {
     wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
   };
+}
+
+function workerCount(env: Env, roles: Role[], databaseUrl: string | undefined, redisUrl: string | undefined): number {
+  const n = num(env, 'WORKERS', 1, { integer: true, min: 1, max: 256 });
+  if (n === 1) return n;
+  // The embedded store's credit meter and the in-memory rate limiter are per process: N processes on
+  // them would each meter and limit on their own, so a balance or a rate could be overrun.
+  const missing = [databaseUrl ? undefined : 'DATABASE_URL', redisUrl ? undefined : 'REDIS_URL'].filter(Boolean);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `WORKERS=${n} needs DATABASE_URL and REDIS_URL (${missing.join(' and ')} not set): the embedded store's credit meter and the in-memory rate limiter are per process, so ${n} processes on them would not meter or limit exactly. Set both, or WORKERS=1.`,
+    );
+  }
+  if (!roles.includes('api')) throw new ConfigError(`WORKERS=${n} sets how many processes serve the API, but ROLES (${roles.join(',')}) does not include api.`);
+  return n;
 }
 
 function trustProxy(env: Env): Config['trustProxy'] {
