@@ -41,6 +41,17 @@ test('a built tree: no rebuild, and the server is the process the start script r
   }
 });
 
+test('the bundled command line loads an optional integration only when it is configured', () => {
+  execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot });
+  const main = readFileSync(join(repoRoot, 'dist', 'src', 'cli', 'main.js'), 'utf8');
+  // Static imports of packages left in the bundle (Kysely and TypeBox are inside it).
+  const staticImports = new Set([...main.matchAll(/^import\s[^;]*?from\s*"([^".][^"]*)";/gms)].map((m) => m[1]!));
+  for (const pkg of ['fastify', 'better-sqlite3', 'pino']) assert.ok(staticImports.has(pkg), `${pkg} is loaded from node_modules`);
+  for (const pkg of ['kysely', '@sinclair/typebox']) assert.ok(![...staticImports].some((s) => s.startsWith(pkg)), `${pkg} is bundled in`);
+  for (const pkg of ['@aws-sdk/client-s3', 'ioredis', 'viem', '@atproto/api', 'pg']) assert.ok(!staticImports.has(pkg), `${pkg} is not loaded at start`);
+  assert.match(main, /import\("\.\/chunk-[A-Z0-9]+\.js"\)/, 'lazy modules are chunks of their own');
+});
+
 test('a changed source: the start script rebuilds dist/ before serving', async () => {
   const builtAt = mainBuiltAt();
   const stamp = stampOf();
