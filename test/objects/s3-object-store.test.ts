@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { S3ObjectStore } from '../../src/objects/s3-object-store.js';
@@ -56,6 +57,47 @@ describe('S3 object store', () => {
     );
     await assert.rejects(store.put('exports/acc/2.jsonl.gz', failing), /the export failed/);
     assert.equal(await store.stat('exports/acc/2.jsonl.gz'), undefined);
+  });
+
+  test('a failed upload asks the store to abort its multipart upload, and never completes it', async () => {
+    // What the client sends, seen through the SDK's middleware on this store's own client.
+    const watched = new S3ObjectStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, publicEndpoint: undefined, credentials: LOCAL_S3_CREDENTIALS });
+    const sent: Array<{ command: string; uploadId?: string; status?: number }> = [];
+    (watched as unknown as { s3: S3Client }).s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UploadId?: string };
+        const entry: (typeof sent)[number] = { command: String(context.commandName), ...(input.UploadId ? { uploadId: input.UploadId } : {}) };
+        sent.push(entry);
+        try {
+          const out = await next(args);
+          const created = (out.output as { UploadId?: string }).UploadId;
+          if (created) entry.uploadId = created;
+          return out;
+        } catch (err) {
+          entry.status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+          throw err;
+        }
+      },
+      { step: 'initialize', name: 'watchCommands' },
+    );
+    try {
+      const failing = Readable.from(
+        (function* () {
+          for (let i = 0; i < 12; i++) yield Buffer.alloc(1024 * 1024, 2);
+          throw new Error('the export failed late');
+        })(),
+      );
+      await assert.rejects(watched.put('exports/acc/3.jsonl.gz', failing), /the export failed late/, "the body's error is the cause even when the abort is refused");
+      const created = sent.find((c) => c.command === 'CreateMultipartUploadCommand');
+      assert.ok(created?.uploadId, 'a multipart upload was started');
+      assert.ok(sent.some((c) => c.command === 'UploadPartCommand' && c.uploadId === created.uploadId), 'parts were uploaded');
+      const abort = sent.find((c) => c.command === 'AbortMultipartUploadCommand');
+      assert.equal(abort?.uploadId, created.uploadId, 'the same upload is aborted');
+      assert.ok(!sent.some((c) => c.command === 'CompleteMultipartUploadCommand'), 'never completed');
+      assert.equal(await watched.stat('exports/acc/3.jsonl.gz'), undefined);
+    } finally {
+      watched.close();
+    }
   });
 
   test('keys are checked as on the local store', async () => {
