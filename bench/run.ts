@@ -228,9 +228,12 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   own and the commit writes it to the WAL. A crawl cycle after the first adds recent tweets, which
   land at the index's end. One multi-row INSERT … RETURNING per page of 100 instead of 100
   prepared statements was slower (31,600 against 35,800 tweets/s in alternating runs) and was not kept.
-- The run of 2026-11-24 15:58 UTC met a host about 2.7 times slower than the morning's: the same
-  bare Fastify spent 49 µs of CPU a request against 18.2. Ratios taken in one run still compare;
-  absolute figures across runs do not.
+- The runs of the afternoon of 2026-11-24 met a host 2.7 to 3.2 times slower than the morning's:
+  the same bare Fastify spent 49 and then 58.4 µs of CPU a request against 18.2. Ratios taken in
+  one run still compare; absolute figures across runs do not (start-up, an absolute time, read
+  0.94 s for \`npm start\` in the first of those runs and 1.08 s in the second, with the same build).
+  Between the two runs the rate limiter stopped spreading one object into another on every request
+  (the charged tweet's CPU ratio 0.62 to 0.75, the echo's 0.52 to 0.66).
 - Start-up, measured 2026-11-24 (fastest of 7, \`/healthz\` on a fresh data directory): three
   quarters of it was loading about 680 ES modules (ours 167, Kysely's 262, TypeBox's 248), which
   Node 20 resolves, compiles and links one by one. The server's command line is now one esbuild
