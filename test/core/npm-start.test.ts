@@ -6,15 +6,16 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { repoRoot, startServer } from '../helpers/processes.js';
+import { repoRoot, runSdg, startServer } from '../helpers/processes.js';
 
 const startWords = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
 const stampOf = () => readFileSync(join(repoRoot, 'dist', '.build-stamp'), 'utf8');
 const mainBuiltAt = () => statSync(join(repoRoot, 'dist', 'src', 'cli', 'main.js')).mtimeMs;
 
-async function startAsNpmDoes() {
+async function startAsNpmDoes(before?: (env: Record<string, string>) => Promise<void>) {
   assert.equal(startWords[0], 'node');
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-npm-start-'));
+  await before?.({ DATA_DIR: dataDir });
   const server = await startServer({ DATA_DIR: dataDir }, 60_000, startWords.slice(1));
   return { server, dispose: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
@@ -23,15 +24,31 @@ test('a built tree: no rebuild, and the server is the process the start script r
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot });
   const stamp = stampOf();
   const builtAt = mainBuiltAt();
-  const { server, dispose } = await startAsNpmDoes();
+  let apiKey = '';
+  let tweetId = '';
+  const { server, dispose } = await startAsNpmDoes(async (env) => {
+    const made = await runSdg(['accounts', 'create', '--name', 'npm-start', '--credits', '1000', '--json'], env);
+    assert.equal(made.code, 0, made.stderr);
+    apiKey = (JSON.parse(made.stdout) as { apiKey: string }).apiKey;
+    tweetId = (JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] }).tweetIds[0]!;
+  });
   try {
     const pid = server.child.pid!;
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     for (const flag of startWords.slice(1, -1)) assert.ok(cmdline.includes(flag), `served with ${flag}`);
     const children = spawnSync('ps', ['-o', 'args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.trim();
     assert.equal(children, '', 'no second process serves');
-    const hello = await fetch(`${server.url}/docs/json`);
-    assert.equal(hello.status, 200);
+    // The bundle serves what the sources serve: documents, static files, metrics, keyed and charged calls.
+    for (const path of ['/openapi.json', '/docs/', '/dashboard/', '/metrics']) assert.equal((await fetch(`${server.url}${path}`)).status, 200, path);
+    assert.equal((await fetch(`${server.url}/echo/v1/hello`)).status, 401);
+    const echo = await fetch(`${server.url}/echo/v1/hello`, { headers: { 'x-api-key': apiKey } });
+    assert.equal(echo.status, 200);
+    const tweet = await fetch(`${server.url}/social/v1/tweets/${tweetId}`, { headers: { 'x-api-key': apiKey } });
+    assert.equal(tweet.status, 200);
+    assert.ok((await tweet.text()).includes(`"${tweetId}"`), 'the tweet asked for');
+    assert.ok(Number(tweet.headers.get('x-credits-charged')) > 0, 'charged');
+    const bad = await fetch(`${server.url}/api/v1/api-keys`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: '{"name": 5}' });
+    assert.equal(bad.status, 400, 'request validation (Ajv, compiled on first use) works in the bundle');
     assert.equal(stampOf(), stamp);
     assert.equal(mainBuiltAt(), builtAt, 'nothing rebuilt');
     assert.equal(await server.stop(), 0, 'SIGTERM: a clean exit');
