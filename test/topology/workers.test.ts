@@ -252,3 +252,43 @@ describe('WORKERS=2: one `sdg serve`, two API processes on one port', { skip: !e
     assert.match(server.output(), /"msg":"all workers stopped"/);
   });
 });
+
+describe('WORKERS=2 with every role: the worker and scheduler run in one worker, and move with its replacement', { skip: !enabled && 'needs TEST_DATABASE_URL and TEST_REDIS_URL' }, () => {
+  let schema: { url: string; drop(): Promise<void> };
+  let server: ServerProcess;
+  before(async () => {
+    schema = await createPostgresSchema(process.env.TEST_DATABASE_URL!, 'wkr');
+    server = await startServer({ DATABASE_URL: schema.url, REDIS_URL: process.env.TEST_REDIS_URL!, WORKERS: '2', ROLES: 'api,worker,scheduler', LOG_LEVEL: 'info' }, 60_000);
+    await until('"2 workers serving" from the primary', 30_000, () => server.output().includes('"msg":"2 workers serving"'));
+  });
+  after(async () => {
+    const primary = server?.child.pid;
+    const left = primary ? workerPids(primary) : [];
+    if (server) await server.stop('SIGKILL');
+    for (const pid of left) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    await schema?.drop();
+  });
+
+  /** pids that logged that their worker and scheduler started. */
+  const backgroundPids = () =>
+    server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"worker and scheduler started"'))
+      .map((l) => (JSON.parse(l) as { pid: number }).pid);
+
+  test('one worker runs them; when it is killed, its replacement runs them, and the other never does', async () => {
+    const primary = server.child.pid!;
+    const first = await until('the background roles started', 10_000, () => backgroundPids().length > 0 && backgroundPids());
+    // The other worker is up too (it logged its listening); give it time to have started them, if it wrongly would.
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(backgroundPids().length, 1, server.output().slice(-3_000));
+    const runner = first[0]!;
+    const other = workerPids(primary).find((p) => p !== runner)!;
+    assert.ok(other, 'two workers');
+    process.kill(runner, 'SIGKILL');
+    const now = await until('a replacement running the background roles', 30_000, () => backgroundPids().length === 2 && backgroundPids());
+    assert.ok(now[1] !== runner && now[1] !== other, `the replacement (${now[1]}) runs them, not the other worker (${other})`);
+    assert.ok(alive(other));
+  });
+});
