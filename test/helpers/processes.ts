@@ -77,3 +77,14 @@ export async function runSdg(args: string[], env: Record<string, string>): Promi
   const code = await new Promise<number | null>((res) => child.on('exit', res));
   return { code, stdout, stderr };
 }
+
+/** Polls `fn` every `everyMs` until it gives a truthy value, which it returns; throws after `timeoutMs`. */
+export async function until<T>(what: string, timeoutMs: number, fn: () => T | undefined | false | Promise<T | undefined | false>, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { startTopology, type Topology } from '../../deploy/topology.js';
 import { createPostgresSchema } from '../helpers/backends.js';
-import { runSdg } from '../helpers/processes.js';
+import { runSdg, until } from '../helpers/processes.js';
 
 const enabled = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
 const BASE = '/social/v1/bulk-export';
@@ -30,16 +30,6 @@ async function api(url: string, key: string, method: 'GET' | 'POST' | 'DELETE', 
   return { status: r.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 const data = <T>(a: Answer): T => (a.body as { data: T }).data;
-
-async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined | false>, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 describe('the topology: 2 API processes, a worker and a scheduler on Postgres, Redis and S3', { skip: !enabled && 'needs TEST_DATABASE_URL and TEST_REDIS_URL' }, () => {
   let t: Topology;

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/config/env.js';
 import { createPostgresSchema } from '../helpers/backends.js';
-import { runSdg, startServer, type ServerProcess } from '../helpers/processes.js';
+import { runSdg, startServer, until, type ServerProcess } from '../helpers/processes.js';
 
 const enabled = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
 const PG = 'postgres://u@127.0.0.1:5432/db';
@@ -99,16 +99,6 @@ async function whoServes(url: string, n: number): Promise<number[]> {
     return connectionHolders(Number(new URL(url).port));
   } finally {
     agent.destroy();
-  }
-}
-
-async function until<T>(what: string, timeoutMs: number, fn: () => T | undefined | false | Promise<T | undefined | false>, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
