@@ -1,30 +1,22 @@
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
+import { LazyCompiles } from './lazy-compile.js';
 
-export type LazySerializers = SerializerFactory & {
-  /** Compiles every serializer not compiled yet; throws on the first schema that does not compile. */
-  compileAll(): void;
-};
+export type LazySerializers = SerializerFactory & Pick<LazyCompiles, 'compileAll'>;
 
 /**
  * Fastify's own response serializers (fast-json-stringify), each compiled when its route first
- * answers with that status rather than when the server starts: compiling all of them took about a
- * tenth of start-up. Given to Fastify as `schemaController.compilersFactory.buildSerializer`.
+ * answers with that status rather than when the server starts. Given to Fastify as
+ * `schemaController.compilersFactory.buildSerializer`.
  */
 export function lazySerializers(): LazySerializers {
   const build = SerializerSelector();
-  const pending = new Set<() => (doc: unknown) => string>();
+  const lazy = new LazyCompiles();
   const factory: SerializerFactory = (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options);
     return (route) => {
-      let serialize: ((doc: unknown) => string) | undefined;
-      const compile = () => {
-        serialize ??= compileFor(route);
-        pending.delete(compile);
-        return serialize;
-      };
-      pending.add(compile);
-      return (doc) => (serialize ?? compile())(doc);
+      const serializer = lazy.defer(() => compileFor(route));
+      return (doc) => serializer()(doc);
     };
   };
-  return Object.assign(factory, { compileAll: () => [...pending].forEach((compile) => compile()) });
+  return Object.assign(factory, { compileAll: () => lazy.compileAll() });
 }

@@ -1,6 +1,7 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { LazyCompiles } from './lazy-compile.js';
 
 // Query strings, paths and headers are text, so they are coerced to the schema's types ("20" → 20);
 // JSON bodies are not: {"name": 5} where a string is wanted is a client's mistake and gets a 400.
@@ -11,33 +12,24 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-export type LazyValidatorCompiler = FastifySchemaCompiler<unknown> & {
-  /** Compiles every validator not compiled yet; throws on the first schema that does not compile. */
-  compileAll(): void;
-};
+export type LazyValidatorCompiler = FastifySchemaCompiler<unknown> & Pick<LazyCompiles, 'compileAll'>;
 
 /**
- * Each route part's validator is compiled on its first request, not when the server starts: compiling
- * all of them took about a tenth of start-up, for routes a process may never serve. `compileAll`
- * lets a test compile them all at once (test/openapi/schemas-compile.test.ts).
+ * Each route part's validator is compiled on its first request, not when the server starts, for
+ * routes a process may never serve. `compileAll` lets a test compile them all at once
+ * (test/openapi/schemas-compile.test.ts).
  */
 export function validatorCompiler(): LazyValidatorCompiler {
   let body: Ajv | undefined;
   let text: Ajv | undefined;
   const ajvFor = (httpPart: string | undefined) => (httpPart === 'body' ? (body ??= makeAjv(false)) : (text ??= makeAjv(true)));
-  const pending = new Set<() => ValidateFunction>();
+  const lazy = new LazyCompiles();
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-    let compiled: ValidateFunction | undefined;
-    const compile = () => {
-      compiled ??= ajvFor(httpPart).compile(schema as object);
-      pending.delete(compile);
-      return compiled;
-    };
-    pending.add(compile);
+    const compiled = lazy.defer(() => ajvFor(httpPart).compile(schema as object));
     // Fastify reads `errors` off the function it was given, so it is copied from the compiled one.
     const validate = Object.assign(
       (data: unknown) => {
-        const check = compiled ?? compile();
+        const check = compiled();
         const ok = check(data);
         validate.errors = check.errors;
         return ok;
@@ -46,5 +38,5 @@ export function validatorCompiler(): LazyValidatorCompiler {
     );
     return validate;
   };
-  return Object.assign(compiler, { compileAll: () => [...pending].forEach((compile) => compile()) });
+  return Object.assign(compiler, { compileAll: () => lazy.compileAll() });
 }
