@@ -4,10 +4,11 @@
 // Config refuses WORKERS > 1 without DATABASE_URL and REDIS_URL: the credit meter and the rate limits
 // must be shared by the processes to stay exact.
 import cluster, { type Worker } from 'node:cluster';
-import pino, { type DestinationStream, type Logger } from 'pino';
+import type { DestinationStream } from 'pino';
 import type { Config, Role } from '../config/config.js';
 import { openStore } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { appLogger } from '../http/logging.js';
 
 /** Tells a forked worker which slot (1..N) it fills; a replacement takes the dead worker's slot. */
 const SLOT_ENV = 'SDG_CLUSTER_SLOT';
@@ -43,7 +44,7 @@ export function clusterWorkerRoles(config: Config): Role[] {
  * finishes its requests in flight (serve.ts); the primary exits 0 once all have exited cleanly.
  */
 export async function runPrimary(config: Config, opts: { logStream?: DestinationStream } = {}): Promise<void> {
-  const log: Logger = opts.logStream ? pino({ level: config.logLevel }, opts.logStream) : pino({ level: config.logLevel });
+  const log = appLogger(config.logLevel, opts.logStream);
   // Once, before any worker opens the store: a failing migration stops the start with its message
   // instead of N workers each failing (concurrent runs would be safe too: Kysely locks on Postgres).
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
