@@ -31,6 +31,49 @@ if (url) {
       assert.equal((await a.take('key_2', 10)).allowed, true, 'keys are separate');
     });
 
+    test("one turn's requests are one script call, taken in order, each from all its buckets or none", async () => {
+      const redis = (a as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
+      const send = redis.sendCommand.bind(redis);
+      let calls = 0;
+      redis.sendCommand = (...args: unknown[]) => {
+        calls++;
+        return send(...args);
+      };
+      try {
+        // Account bucket of 3 shared by two keys of 5: the account's empties first; a refused request
+        // takes nothing from its key's bucket either.
+        const specs = (key: string) => [
+          { key, perMinute: 5 },
+          { key: 'acct_4', perMinute: 3 },
+        ];
+        const decisions = await Promise.all([...Array.from({ length: 3 }, () => a.takeAll(specs('key_4a'))), ...Array.from({ length: 3 }, () => a.takeAll(specs('key_4b')))]);
+        assert.equal(calls, 1, 'one round trip for the turn');
+        assert.deepEqual(
+          decisions.map((d) => d.allowed),
+          [true, true, true, false, false, false],
+        );
+        assert.deepEqual(
+          decisions.map((d) => d.refused),
+          [undefined, undefined, undefined, 1, 1, 1],
+        );
+        assert.equal(decisions[2]!.remaining, 0, 'the account bucket binds');
+        // key_4b spent nothing: alone (its own account) it still has its whole burst of 5.
+        const alone = await Promise.all(Array.from({ length: 6 }, () => b.takeAll([{ key: 'key_4b', perMinute: 5 }])));
+        assert.deepEqual(
+          alone.map((d) => d.allowed),
+          [true, true, true, true, true, false],
+        );
+      } finally {
+        redis.sendCommand = send;
+      }
+    });
+
+    test('a batch larger than one script call is split and still exact', async () => {
+      const decisions = await Promise.all(Array.from({ length: 600 }, () => a.take('key_5', 450)));
+      assert.equal(decisions.filter((d) => d.allowed).length, 450);
+      assert.equal(decisions.slice(0, 450).every((d) => d.allowed), true, 'in the order asked');
+    });
+
     test('the bucket refills with time', async () => {
       // 60 a minute = one token a second: emptying the bucket takes far less than that, even on a
       // loaded machine (at 600 a minute a slow run refilled a token before the check).
