@@ -46,6 +46,23 @@ for (const backend of backends()) {
       }
     });
 
+    test('the ledger has no foreign key on Postgres (a trigger per row), keeps it on SQLite; down puts it back', async () => {
+      const s = await createTestStore(backend);
+      try {
+        await migrateToLatest(s.store);
+        const fks = async () =>
+          backend === 'postgres'
+            ? (await sql<{ n: number }>`select count(*)::int as n from pg_constraint where conrelid = 'ledger_entries'::regclass and contype = 'f'`.execute(s.store.db)).rows[0]!.n
+            : (await sql<{ n: number }>`select count(*) as n from pragma_foreign_key_list('ledger_entries')`.execute(s.store.db)).rows[0]!.n;
+        assert.equal(await fks(), backend === 'postgres' ? 0 : 1);
+        const { error } = await (await migratorFor(s.store)).migrateDown();
+        assert.equal(error, undefined);
+        assert.equal(await fks(), 1);
+      } finally {
+        await s.dispose();
+      }
+    });
+
     test('the balance can never go negative, even by a direct write', async () => {
       const s = await createTestStore(backend);
       try {

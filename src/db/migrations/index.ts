@@ -8,6 +8,7 @@ import { creditLeasesMigration } from './006-credit-leases.js';
 import { exportRetentionMigration } from './007-export-retention.js';
 import { ledgerTimeMigration } from './008-ledger-time.js';
 import { hardeningMigration } from './009-hardening.js';
+import { ledgerNoForeignKeyMigration } from './010-ledger-no-fk-pg.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -20,6 +21,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '007-export-retention': exportRetentionMigration(),
     '008-ledger-time': ledgerTimeMigration(),
     '009-hardening': hardeningMigration(),
+    '010-ledger-no-fk-pg': ledgerNoForeignKeyMigration(dialect),
   };
 }
 
