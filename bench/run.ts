@@ -243,6 +243,29 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   Node. The server alone went from 1.05 to 0.70 s, \`npm start\` from 1.27 to 0.95 s, on a host
   where the same build had taken 0.87 s the day before. A bundle of our code alone, without code
   splitting, was slower (1.6 s): every optional package was hoisted into the start.
+- The evening of 2026-11-24, on a host faster than any before (bare Fastify 12.3 µs of
+  CPU a request): the CPU ratios moved the other way from the slow afternoon. The charged tweet read
+  0.55 of bare (22.2 against 12.3 µs) where the slow host had given 0.75, the echo 0.72. Our fixed
+  costs do not shrink with the host the way bare's syscall-bound request does: about 8 of bare's
+  13 µs is the response's writev, the same in ours. The charge is the tweet's whole gap to the echo:
+  with its cost set to 0 (\`COSTS='{"getTweet":0}'\`) the tweet spent 16.0 µs against 21.7. Of
+  those 5.7 µs, the ledger insert is about 1.7 (1.5 of it the two ledger indexes: dropping both
+  gave 20.6 µs) and the grouped commit about 1.8 (some 11 WAL frames a commit, each two pwrite
+  calls, shared by about 50 charges). Tried, no gain beyond the noise of ±1 µs: the SQLite ledger
+  without AUTOINCREMENT (one WAL frame less a commit: 0.3 µs), the charge job without its savepoint,
+  a young generation of 16 or 32 MB instead of 8.
+- Postgres + Redis, same evening: Redis spent 11.5 µs of CPU a request, a command per request for
+  the rate limit, which on two cores competes with the server and wrk. The rate limiter now sends
+  the requests of one event-loop turn as one call of its script (each request still taken in order,
+  from all its buckets or none): Redis 2.2 µs a request, the echo 41-44k to 58k requests/s (15.7 µs
+  of server CPU, as on the embedded store), the charged tweet 20k to 22-23k. A group statement of
+  27 charges cost Postgres 13.5 µs of CPU a charge: about 165 µs a statement whatever its size
+  (50 of them the commit's fsync) and 6.6 µs a row, of which 3.4 the foreign-key trigger on
+  \`ledger_entries.account_id\`. Migration 010 drops that key on Postgres (every entry is written
+  by the statement that updates its account, and accounts are never deleted): Postgres 14.5 to
+  11.1 µs a request, the tweet 23k to 25k requests/s. What is left is bound by the host: the
+  server idles 40% of the time waiting on Postgres, whose CPU shares the two cores with the
+  server, wrk and Redis.
 `;
 // The scaling section (npm run bench:scaling) is kept as it was.
 const mdPath = join(repoRoot, 'docs/benchmarks.md');
