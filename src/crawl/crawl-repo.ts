@@ -142,6 +142,17 @@ export async function addTargets(db: Kysely<Database>, cycleId: string, userIds:
   });
 }
 
+/**
+ * Where the watchlist can have changed since a look: an open batch (it adds entries as it goes), or
+ * the latest finished batch (a batch that finished since). Two index probes (status, completed_at).
+ */
+export async function watchlistChangeMark(db: Kysely<Database>): Promise<string> {
+  const open = await db.selectFrom('watchlist_batches').select('id').where('status', 'in', ['queued', 'processing']).limit(1).executeTakeFirst();
+  if (open) return 'open';
+  const r = await db.selectFrom('watchlist_batches').select((eb) => eb.fn.max('completed_at').as('last')).executeTakeFirst();
+  return `finished:${r?.last ?? ''}`;
+}
+
 /** Watchlisted accounts that were never targeted by any cycle: they await their first crawl. */
 export async function untargetedAccounts(db: Kysely<Database>, limit: number): Promise<string[]> {
   const rows = await db
@@ -159,10 +170,18 @@ export async function anyWatchlisted(db: Kysely<Database>): Promise<boolean> {
   return (await db.selectFrom('watchlist_entries').select('social_user_id').limit(1).executeTakeFirst()) !== undefined;
 }
 
+/** Whether any target of the cycle is still pending or running: one probe of (cycle_id, status). */
+async function anyOpenTarget(db: Kysely<Database>, cycleId: string): Promise<boolean> {
+  const r = await db.selectFrom('crawl_targets').select('id').where('cycle_id', '=', cycleId).where('status', 'in', ['pending', 'running']).limit(1).executeTakeFirst();
+  return r !== undefined;
+}
+
 /** Completes the cycle when none of its targets is open; its totals are the sums of the targets. */
 export async function tryFinalizeCycle(db: Kysely<Database>, cycleId: string, now: string): Promise<boolean> {
-  // A read first: while accounts remain (the usual case) no write lock is taken.
-  if ((await cycleTotals(db, cycleId)).open > 0) return false;
+  // A read first: while accounts remain (the usual case) no write lock is taken. An index probe, not
+  // the totals: the scheduler asks every poll, and summing every target each time made a cycle's
+  // cost grow with the square of its accounts.
+  if (await anyOpenTarget(db, cycleId)) return false;
   return db.transaction().execute(async (trx) => {
     if (!(await lockRunning(trx, cycleId))) return false;
     const t = await cycleTotals(trx, cycleId);

@@ -8,6 +8,7 @@ import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
 import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
 import type { Tweet } from '../../src/domain/models.js';
 import type { DemoSource } from '../../src/sources/demo/demo-source.js';
+import { isActive } from '../../src/sources/demo/users.js';
 import { SourceError, type DataSource, type TimelineQuery } from '../../src/sources/types.js';
 import { CrawlStatusEnvelope } from '../../src/routes/bulk-export/schemas.js';
 import { backends } from '../helpers/backends.js';
@@ -64,6 +65,15 @@ for (const backend of backends()) {
       return body;
     };
     const db = () => b.h.deps.store.db;
+    /** Active accounts of the demo network that the sample (the other tests' accounts) does not hold. */
+    const activeOutsideSample = (count: number): [string, string] => {
+      const out: string[] = [];
+      for (let i = 0; out.length < count; i++) {
+        const id = b.source.net.userIds.encode(i);
+        if (isActive(b.source.net, i) && !b.sample.userIds.includes(id)) out.push(id);
+      }
+      return out as [string, string];
+    };
     const tweetCount = async () => Number((await db().selectFrom('tweets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 
     before(async () => {
@@ -203,6 +213,21 @@ for (const backend of backends()) {
       assert.equal(cycle.trigger, 'new_accounts');
       // The schedule is unchanged by it: the next boundary after the scheduled cycle's.
       assert.equal((await status()).data.schedule.nextExpectedAt, new Date(T0 + 5 * HOUR).toISOString());
+    });
+
+    test('between cycles the scheduler reads the watchlist again only when a batch may have changed it', async () => {
+      // An entry written behind the batches' back (as a tool might): the watchlist did not change as
+      // far as the scheduler can tell, so its poll does not read the whole watchlist for it.
+      const [sneaked, added] = activeOutsideSample(2);
+      await db().insertInto('watchlist_entries').values({ account_id: a.accountId, social_user_id: sneaked, username: 'sneaked', added_at: new Date(b.clock.ms).toISOString() }).execute();
+      assert.deepEqual(await crawlTick(b.h.deps), {}, 'no look: no batch ran since the last one found nobody');
+      // A batch (of another account, another user) finishes: the next poll looks, and finds both.
+      const other = await b.h.account();
+      b.clock.advance(60_000);
+      await call(b.h, other, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: added }] });
+      await drainBulkWork(b.h.deps);
+      const targeted = await db().selectFrom('crawl_targets').select('social_user_id').where('social_user_id', 'in', [sneaked, added]).execute();
+      assert.deepEqual(new Set(targeted.map((t) => t.social_user_id)), new Set([sneaked, added]));
     });
   });
 }
