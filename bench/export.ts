@@ -18,13 +18,14 @@ import { tweetSeq } from '../src/social/social-repo.js';
 import { buildDeps, closeDeps } from '../src/wiring/deps.js';
 import { repoRoot } from '../test/helpers/processes.js';
 import { demoTweets, mb } from './fixtures.js';
+import { SERVER_FLAGS } from './shipped-flags.js';
 
 const AUTHORS = 5_000;
 const DAY_START = Date.parse('2025-06-01T00:00:00.000Z');
 
-/** Runs node with `args` in the repository and returns its stdout. */
+/** Runs node with `args` (and the served process's flags) in the repository and returns its stdout. */
 async function runChild(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVER_FLAGS, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -8,6 +8,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createPostgresSchema } from '../test/helpers/backends.js';
 import { freePort, repoRoot, runSdg, startServer, type ServerProcess } from '../test/helpers/processes.js';
+import { SERVER_FLAGS } from './shipped-flags.js';
+
+export { SERVER_FLAGS };
 
 export interface HttpResult {
   name: string;
@@ -77,18 +80,6 @@ async function load(name: string, pid: number, url: string, headers: Record<stri
   const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid) };
-}
-
-// Both servers run compiled, with the Node flags `npm start` gives the served process (read from
-// package.json, so the benchmark measures what ships and nothing else). scripts/start.mjs serves
-// dist/src/cli/main.js in its own process, so these are the served process's flags.
-export const SERVER_FLAGS = shippedNodeFlags();
-
-function shippedNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const words = start.trim().split(/\s+/);
-  if (words[0] !== 'node' || !words.includes('scripts/start.mjs')) throw new Error(`package.json's start script does not run node scripts/start.mjs: ${start}`);
-  return words.slice(1, words.indexOf('scripts/start.mjs'));
 }
 
 export interface HttpBenchOptions {

@@ -1,5 +1,5 @@
 // `npm run bench:scaling`: how costs grow with the data. Each point runs in a process of its own
-// (bench/scaling-child.ts, compiled, as `npm start` runs the program) so its peak memory is its own;
+// (bench/scaling-child.ts, compiled, with the Node flags `npm start` gives the served process) so its peak memory is its own;
 // exports reuse bench/export.ts. Writes docs/scaling.json, draws docs/scaling-*.png with uPlot in
 // Debian's Chromium (playwright-core), and replaces the scaling section of docs/benchmarks.md.
 // SCALING_MAX=6 stops the stored-row points at 10^6 (10^7 takes several minutes and ~4 GB of disk).
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { benchExport } from './export.js';
 import { growth, type Point } from './growth.js';
 import { drawCharts } from './plot.js';
+import { SERVER_FLAGS } from './shipped-flags.js';
 import { repoRoot } from '../test/helpers/processes.js';
 
 const maxExp = Number(process.env.SCALING_MAX ?? 7);
@@ -19,7 +20,7 @@ const crawlSizes = quick ? [20, 50] : [100, 1_000, 10_000];
 const exportSizes = quick ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
 
 async function child(kind: string, n: number): Promise<Record<string, number>> {
-  const p = spawn(process.execPath, ['dist/bench/scaling-child.js', kind, String(n)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const p = spawn(process.execPath, [...SERVER_FLAGS, 'dist/bench/scaling-child.js', kind, String(n)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   p.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => p.on('exit', resolve));
@@ -74,7 +75,7 @@ const section = `<!-- scaling:start -->
 
 Reproduce with \`npm run bench:scaling\` (about ${maxExp >= 7 ? 'fifteen' : 'five'} minutes; \`SCALING_MAX=6\` stops the stored-row points at 10^6).
 Last run: ${new Date().toISOString()}. Each point is a process of its own on a fresh embedded store, running
-the compiled program; page times are medians of 50 requests through the whole HTTP pipeline (in
+the compiled program with the Node flags \`npm start\` gives the server; page times are medians of 50 requests through the whole HTTP pipeline (in
 process, \`app.inject\`), so they include the key check and the envelope. The growth named under each
 table is read off the measured points (the slope of log time against log size between the smallest
 and the largest point: about 0 is flat, about 1 linear) and then explained.
@@ -87,14 +88,32 @@ ${table('crawl', [['n', 'watched accounts'], ['seconds', 'cycle (s)'], ['tweets'
 
 Cycle time: **${named('crawl', 'seconds')}**. The work per account is the same (one backfill: the
 same number of source pages and tweets), so the cycle would be linear if a stored tweet cost the same
-at every size; it does not (the µs-per-tweet column): new tweets land at random places in the tweets
-table's three B-trees (the id, the (author, time) and the time indexes), and once those outgrow
-SQLite's page cache (64 MB on a busy writer) most inserts first read a page back from the file, so a
-tweet costs more as the table grows (about log N index levels, most of them misses). What was worse
-than that is fixed: each claim of a crawl target read and sorted every pending target (an OR in the
-claim query defeated the index), an N² cost, 30 of the 180 s of the 10,000-account cycle before the
-fix. Left: keeping the indexes in cache (a larger page cache costs memory) or laying tweets out by
-time (a table per period) would make the large end linear again. Peak memory:
+at every size; it does not (the µs-per-tweet column). Three causes were found; two are fixed:
+- Each claim of a crawl target read and sorted every pending target (an OR in the claim query
+  defeated the index): an N² cost, 30 of the 180 s of the 10,000-account cycle. Fixed 2026-11-23.
+- The scheduler, at every poll, summed every target of the running cycle to learn whether it was
+  done, and read the whole watchlist for accounts never crawled: work in proportion to the accounts,
+  done a number of times in proportion to the cycle's length, so N² again (5.4 of 55 s at 5,000
+  accounts, with this benchmark's poll then at 50 ms; it now runs at the shipped \`JOBS_POLL_MS\`).
+  Now the first is one index probe for an open target, and the watchlist is read again only when a
+  batch may have changed it (or after 60 s). Fixed 2026-11-26: the 10,000-account cycle went from
+  152 s (before, at a 50 ms poll) to 115 s (after, at 250 ms), and what a tweet costs besides its
+  storage (the source, JSON, leases, counters) is now about the same at every size.
+- Left: the tweets table's B-trees. A backfill's tweets span the same 7 days for every account, so
+  they land at random places in the id index and the (created_at, seq) time index that exports scan
+  by. Once an index has many more pages than a commit has new tweets, each tweet dirties a page of
+  each of those indexes on its own, which the commit writes to the WAL (4 KiB) and the checkpoint
+  copies back: about two pages written for a tweet of 600 bytes, and more of them missed in the cache
+  as the indexes grow. \`bench/index-growth.ts\` measures the storage alone (the same backfill into the
+  same table, 10,000 accounts, on 2026-11-26): 12.8 µs a tweet over the first 250,000 tweets, 33.2
+  over the last; without the time index 7.6 and 15.7; with integer time keys (smaller entries) 9.8
+  and 27.7; with a 256 MB page cache 14.0 and 34.8, so a larger cache is not the fix: the cost is
+  writing the pages, not reading them. That is the price of a B-tree under random inserts, which
+  keeps growing slowly (with the depth and the misses) after it saturates; flat would take writes
+  that arrive sorted (a log-structured store, or a staging table merged in sorted batches), not done.
+  Cycles after the first add recent tweets, which land at the indexes' ends (not measured here).
+
+Peak memory:
 **${named('crawl', 'peakRssMb')}**: at most \`CRAWL_CONCURRENCY\` accounts are in flight and tweets
 are written page by page; what grows is SQLite's page cache (up to 64 MB once the writer is busy)
 and V8's heap headroom.
