@@ -8,6 +8,7 @@ import { createAccount, createKey } from '../src/accounts/accounts-repo.js';
 import { loadConfig } from '../src/config/config.js';
 import { grant } from '../src/credits/credits-repo.js';
 import { buildApp } from '../src/http/app.js';
+import { OpaqueIds } from '../src/domain/opaque-ids.js';
 import { DemoSource } from '../src/sources/demo/demo-source.js';
 import { isActive } from '../src/sources/demo/users.js';
 import { startBackground } from '../src/wiring/background.js';
@@ -93,7 +94,12 @@ async function main(): Promise<Record<string, unknown>> {
     const get = async (url: string) => {
       const res = await app.inject({ url, headers });
       if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
-      return JSON.parse(res.body) as { data: { items: unknown[]; nextCursor: string | null } };
+      return JSON.parse(res.body) as { items?: unknown[] };
+    };
+    // A page deep in the list must be a whole page: a cursor the route no longer reads as ours would
+    // otherwise measure an error or an empty page.
+    const fullPage = (body: { items?: unknown[] }): void => {
+      if (body.items?.length !== 100) throw new Error(`expected a page of 100, got ${body.items?.length}`);
     };
     const seed0 = performance.now();
     if (kind === 'timeline') {
@@ -116,11 +122,12 @@ async function main(): Promise<Record<string, unknown>> {
         select '${accountId}', 'charge', -1, 1000000000000 - i, 'req' || i, null, 'getTweet', null, strftime('%Y-%m-%dT%H:%M:%fZ', 1700000000 + i, 'unixepoch') from c`);
       const seedSeconds = (performance.now() - seed0) / 1000;
       const middle = Number((await db.selectFrom('ledger_entries').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m) - Math.floor(n / 2);
-      const cursor = deps.cursors.encode(`usage:${accountId}`, { id: middle });
+      // As the route makes it: the position is the entry's opaque id (led_…).
+      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: new OpaqueIds(deps.secret, 'led').encode(middle) });
       await get('/api/v1/usage?limit=100');
       const { result, peakRss } = await withPeakRss(async () => ({
         first: await median(50, () => get('/api/v1/usage?limit=100').then(() => undefined)),
-        middle: await median(50, () => get(`/api/v1/usage?limit=100&cursor=${encodeURIComponent(cursor)}`).then(() => undefined)),
+        middle: await median(50, () => get(`/api/v1/usage?limit=100&cursor=${encodeURIComponent(cursor)}`).then(fullPage)),
       }));
       return { kind, n, firstPageMs: result.first, middlePageMs: result.middle, seedSeconds: Math.round(seedSeconds), peakRssMb: Math.round(peakRss / 1_048_576) };
     }
@@ -135,7 +142,7 @@ async function main(): Promise<Record<string, unknown>> {
       await get('/social/v1/bulk-export/exports?limit=100');
       const { result, peakRss } = await withPeakRss(async () => ({
         first: await median(50, () => get('/social/v1/bulk-export/exports?limit=100').then(() => undefined)),
-        middle: await median(50, () => get(`/social/v1/bulk-export/exports?limit=100&cursor=${encodeURIComponent(cursor)}`).then(() => undefined)),
+        middle: await median(50, () => get(`/social/v1/bulk-export/exports?limit=100&cursor=${encodeURIComponent(cursor)}`).then(fullPage)),
       }));
       return { kind, n, firstPageMs: result.first, middlePageMs: result.middle, seedSeconds: Math.round(seedSeconds), peakRssMb: Math.round(peakRss / 1_048_576) };
     }
