@@ -143,14 +143,15 @@ export async function addTargets(db: Kysely<Database>, cycleId: string, userIds:
 }
 
 /**
- * Where the watchlist can have changed since a look: an open batch (it adds entries as it goes), or
- * the latest finished batch (a batch that finished since). Two index probes (status, completed_at).
+ * Whether the watchlist may have gained accounts since `since` (the service clock's time of a look):
+ * a batch is open (it adds entries as it goes) or one finished at or after that time. Two index
+ * probes (status, completed_at).
  */
-export async function watchlistChangeMark(db: Kysely<Database>): Promise<string> {
+export async function watchlistMayHaveChanged(db: Kysely<Database>, since: string): Promise<boolean> {
   const open = await db.selectFrom('watchlist_batches').select('id').where('status', 'in', ['queued', 'processing']).limit(1).executeTakeFirst();
-  if (open) return 'open';
-  const r = await db.selectFrom('watchlist_batches').select((eb) => eb.fn.max('completed_at').as('last')).executeTakeFirst();
-  return `finished:${r?.last ?? ''}`;
+  if (open) return true;
+  const finished = await db.selectFrom('watchlist_batches').select('id').where('completed_at', '>=', since).limit(1).executeTakeFirst();
+  return finished !== undefined;
 }
 
 /** Watchlisted accounts that were never targeted by any cycle: they await their first crawl. */

@@ -7,7 +7,7 @@
 //      6 h: 00:00, 06:00, 12:00, 18:00 UTC): one is due at the first boundary after the latest cycle's
 //      start; it visits every watchlisted account. A cycle still running at a boundary delays the next
 //      one until it completes (cycles never overlap).
-import { addTargets, anyWatchlisted, latestCycle, runningCycle, startCycle, tryFinalizeCycle, untargetedAccounts, watchlistChangeMark, type CycleRow } from './crawl-repo.js';
+import { addTargets, anyWatchlisted, latestCycle, runningCycle, startCycle, tryFinalizeCycle, untargetedAccounts, watchlistMayHaveChanged, type CycleRow } from './crawl-repo.js';
 import { newCycleId } from '../domain/record-ids.js';
 import type { JobDeps } from '../jobs/job-deps.js';
 
@@ -21,23 +21,24 @@ export function dueAt(latest: CycleRow | undefined, nowMs: number, interval: num
 
 // Looking for never-crawled accounts reads the whole watchlist (an anti-join with crawl_accounts):
 // every poll, that made the scheduler's cost grow with the watchlist, and a cycle's with its square.
-// A process looks again only when the watchlist can have changed (see watchlistChangeMark), and at
-// least every FULL_LOOK_MS whatever the mark says: entries written outside a batch, or a batch whose
-// finish time another host's clock set to an equal value, wait at most that long. Kept per store
-// (one per process outside tests).
+// A process looks again only when the watchlist may have changed since its last look (see
+// watchlistMayHaveChanged), and at least every FULL_LOOK_MS whatever that says: entries written
+// outside a batch, or a batch finished by a host whose clock lags this one's, wait at most that
+// long. Kept per store (one per process outside tests).
 const FULL_LOOK_MS = 60_000;
-const lastLook = new WeakMap<object, { mark: string; at: number }>();
+const lastLook = new WeakMap<object, { since: string; at: number }>();
 
 async function freshAccounts(deps: JobDeps): Promise<string[]> {
   const db = deps.store.db;
-  const mark = await watchlistChangeMark(db);
   const before = lastLook.get(deps.store);
   const at = performance.now();
-  if (before && before.mark === mark && mark !== 'open' && at - before.at < FULL_LOOK_MS) return [];
+  if (before && at - before.at < FULL_LOOK_MS && !(await watchlistMayHaveChanged(db, before.since))) return [];
+  // Taken before the read: a batch that finishes while it runs counts as finished after the look.
+  const since = deps.bulk.clock().toISOString();
   const fresh = await untargetedAccounts(db, 5_000);
   // Nothing found is what lets the next polls skip; found accounts are targeted now, and the next
   // poll looks again for the rest (more than 5,000).
-  if (fresh.length === 0) lastLook.set(deps.store, { mark, at });
+  if (fresh.length === 0) lastLook.set(deps.store, { since, at });
   else lastLook.delete(deps.store);
   return fresh;
 }
