@@ -10,8 +10,6 @@ import { createPostgresSchema } from '../test/helpers/backends.js';
 import { freePort, repoRoot, runSdg, startServer, type ServerProcess } from '../test/helpers/processes.js';
 import { SERVER_FLAGS } from './shipped-flags.js';
 
-export { SERVER_FLAGS };
-
 export interface HttpResult {
   name: string;
   requestsPerSec: number;

@@ -5,7 +5,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchExport } from './export.js';
-import { benchHttp, SERVER_FLAGS, type HttpResult } from './http.js';
+import { benchHttp, type HttpResult } from './http.js';
+import { SERVER_FLAGS } from './shipped-flags.js';
 
 import { benchStartup } from './startup.js';
 import { repoRoot } from '../test/helpers/processes.js';

@@ -65,10 +65,10 @@ for (const backend of backends()) {
       return body;
     };
     const db = () => b.h.deps.store.db;
-    /** Active accounts of the demo network that the sample (the other tests' accounts) does not hold. */
-    const activeOutsideSample = (count: number): [string, string] => {
+    /** Two active accounts of the demo network that the sample (the other tests' accounts) does not hold. */
+    const twoActiveOutsideSample = (): [string, string] => {
       const out: string[] = [];
-      for (let i = 0; out.length < count; i++) {
+      for (let i = 0; out.length < 2; i++) {
         const id = b.source.net.userIds.encode(i);
         if (isActive(b.source.net, i) && !b.sample.userIds.includes(id)) out.push(id);
       }
@@ -221,7 +221,7 @@ for (const backend of backends()) {
       assert.deepEqual(await crawlTick(b.h.deps), {});
       // An entry written behind the batches' back (as a tool might): the watchlist did not change as
       // far as the scheduler can tell, so its poll does not read the whole watchlist for it.
-      const [sneaked, added] = activeOutsideSample(2);
+      const [sneaked, added] = twoActiveOutsideSample();
       await db().insertInto('watchlist_entries').values({ account_id: a.accountId, social_user_id: sneaked, username: 'sneaked', added_at: new Date(b.clock.ms).toISOString() }).execute();
       assert.deepEqual(await crawlTick(b.h.deps), {}, 'no look: no batch ran since the last one found nobody');
       // A batch (of another account, another user) finishes: the next poll looks, and finds both.
