@@ -33,18 +33,50 @@ async function child(kind: string, n: number): Promise<Record<string, number>> {
 // SCALING_ONLY=crawl,usage re-measures those kinds and keeps the others from docs/scaling.json.
 const only = process.env.SCALING_ONLY?.split(',');
 const jsonPath = join(repoRoot, 'docs/scaling.json');
-const kept = only && existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as { results: Record<string, Array<Record<string, number>>> }).results : {};
+interface ScalingFile {
+  at: string;
+  /** When each kind was last measured (files before it have only `at`). */
+  measuredAt?: Record<string, string>;
+  results: Record<string, Array<Record<string, number>>>;
+}
+const previous = only && existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as ScalingFile) : undefined;
 const wanted = (kind: string) => !only || only.includes(kind);
 const results: Record<string, Array<Record<string, number>>> = { crawl: [], timeline: [], usage: [], exports: [], export: [] };
-for (const kind of Object.keys(results)) if (!wanted(kind) && kept[kind]) results[kind] = kept[kind];
-if (wanted('crawl')) for (const n of crawlSizes) results.crawl!.push(await child('crawl', n));
-for (const kind of ['timeline', 'usage', 'exports']) if (wanted(kind)) for (const n of rowsSizes) results[kind]!.push(await child(kind, n));
-if (wanted('export')) for (const n of exportSizes) {
-  const r = await benchExport({ tweets: n, rounds: 1 });
-  results.export!.push({ n, seconds: Number(r['export (s)']), peakRssMb: Number(r['export process peak RSS (MB)']), gzipSeconds: Number(r['gzip -6 on the same bytes (s)']) });
-  console.error(`export ${n}: ${JSON.stringify(results.export!.at(-1))}`);
+const measuredAt: Record<string, string> = {};
+for (const kind of Object.keys(results)) {
+  const kept = previous?.results[kind];
+  if (!wanted(kind) && kept) {
+    results[kind] = kept;
+    measuredAt[kind] = previous.measuredAt?.[kind] ?? previous.at;
+  }
 }
-writeFileSync(jsonPath, `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
+const measured = (kind: string) => (measuredAt[kind] = new Date().toISOString());
+if (wanted('crawl')) {
+  for (const n of crawlSizes) results.crawl!.push(await child('crawl', n));
+  measured('crawl');
+}
+for (const kind of ['timeline', 'usage', 'exports']) {
+  if (!wanted(kind)) continue;
+  for (const n of rowsSizes) results[kind]!.push(await child(kind, n));
+  measured(kind);
+}
+if (wanted('export')) {
+  for (const n of exportSizes) {
+    const r = await benchExport({ tweets: n, rounds: 1 });
+    results.export!.push({ n, seconds: Number(r['export (s)']), peakRssMb: Number(r['export process peak RSS (MB)']), gzipSeconds: Number(r['gzip -6 on the same bytes (s)']) });
+    console.error(`export ${n}: ${JSON.stringify(results.export!.at(-1))}`);
+  }
+  measured('export');
+}
+// The latest measurement, and each kind's own time when they differ (SCALING_ONLY re-measures some).
+const times = Object.values(measuredAt).sort();
+const lastRun = times.at(-1) ?? previous?.at ?? new Date().toISOString();
+const lastRunText =
+  new Set(times).size > 1 && only
+    ? `${lastRun} (${Object.entries(measuredAt).map(([k, t]) => `${k} ${t.slice(0, 16).replace('T', ' ')}`).join(', ')}, UTC)`
+    : lastRun;
+const file: ScalingFile = { at: lastRun, measuredAt, results };
+writeFileSync(jsonPath, `${JSON.stringify(file, null, 2)}\n`);
 
 for (const r of results.crawl!) r.usPerTweet = Math.round((r.seconds! * 1e6) / r.tweets!);
 const pts = (kind: string, y: string): Point[] => results[kind]!.map((r) => ({ x: r.n!, y: r[y]! }));
@@ -74,7 +106,7 @@ const section = `<!-- scaling:start -->
 ## Scaling: how the costs grow with the data
 
 Reproduce with \`npm run bench:scaling\` (about ${maxExp >= 7 ? 'fifteen' : 'five'} minutes; \`SCALING_MAX=6\` stops the stored-row points at 10^6).
-Last run: ${new Date().toISOString()}. Each point is a process of its own on a fresh embedded store, running
+Last run: ${lastRunText}. Each point is a process of its own on a fresh embedded store, running
 the compiled program with the Node flags \`npm start\` gives the server; page times are medians of 50 requests through the whole HTTP pipeline (in
 process, \`app.inject\`), so they include the key check and the envelope. The growth named under each
 table is read off the measured points (the slope of log time against log size between the smallest

@@ -3,7 +3,10 @@
 // Counting is exact across crashes: each page of tweets is stored in one unit of work together with
 // the target's counters (tweets_ingested, tweets_updated), conditioned on still holding the target's
 // lease. A retried account sees the tweets of its earlier attempt as already stored, so they are
-// neither stored nor counted twice. A cycle's totals are the sums of its targets' rows.
+// neither stored nor counted twice. A cycle's totals are the sums of its targets' rows; the cycle's
+// row keeps them as running counters too (added to in the unit of work that changes a target), so
+// the crawl status of a running cycle is one row read whatever its size. A completed cycle's totals
+// are summed from its targets once, when it completes.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { holdLease, type Claim, type LeaseSpec } from '../jobs/lease.js';
 import type { CrawlAccountsTable, CrawlCyclesTable, CrawlTargetsTable, Database } from '../db/schema.js';
@@ -65,8 +68,9 @@ async function insertTargets(trx: Transaction<Database>, cycleId: string, who: '
   if (ids && ids.length === 0) return;
   const chunks: Array<string[] | undefined> = ids ? [] : [undefined];
   if (ids) for (let i = 0; i < ids.length; i += 500) chunks.push(ids.slice(i, i + 500));
+  let added = 0;
   for (const part of chunks) {
-    await trx
+    const ins = await trx
       .insertInto('crawl_targets')
       .columns(['id', 'cycle_id', 'social_user_id', 'status', 'tweets_ingested', 'tweets_updated', 'created_at', 'attempts'])
       .expression((eb) => {
@@ -87,7 +91,8 @@ async function insertTargets(trx: Transaction<Database>, cycleId: string, who: '
         return part ? q.where('w.social_user_id', 'in', part) : q.where(sql<boolean>`1 = 1`);
       })
       .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+      .executeTakeFirst();
+    added += Number(ins.numInsertedOrUpdatedRows ?? 0n);
     let acc = trx
       .selectFrom('crawl_targets as t')
       .select(['t.social_user_id', sql<string>`cast(${now} as text)`.as('first_targeted_at')])
@@ -100,8 +105,8 @@ async function insertTargets(trx: Transaction<Database>, cycleId: string, who: '
       .onConflict((oc) => oc.column('social_user_id').doNothing())
       .execute();
   }
-  const { count } = await trx.selectFrom('crawl_targets').select((eb) => eb.fn.countAll<number>().as('count')).where('cycle_id', '=', cycleId).executeTakeFirstOrThrow();
-  await trx.updateTable('crawl_cycles').set({ accounts_targeted: Number(count) }).where('id', '=', cycleId).execute();
+  // What was inserted, not a count of the cycle's targets: adding a batch to a large cycle costs the batch.
+  if (added > 0) await trx.updateTable('crawl_cycles').set({ accounts_targeted: sql`accounts_targeted + ${added}` }).where('id', '=', cycleId).execute();
 }
 
 class NoTargets extends Error {}
@@ -242,6 +247,12 @@ export async function finishTarget(
       }
       await trx.updateTable('crawl_accounts').set(patch).where('social_user_id', '=', r.userId).execute();
     }
+    const done = r.status === 'completed' ? 'accounts_completed' : 'accounts_failed';
+    await trx
+      .updateTable('crawl_cycles')
+      .set({ [done]: sql`${sql.ref(done)} + 1` })
+      .where('id', '=', (eb) => eb.selectFrom('crawl_targets').select('cycle_id').where('id', '=', claim.id))
+      .execute();
     return true;
   });
 }

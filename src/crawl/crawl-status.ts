@@ -1,5 +1,5 @@
 // The crawl-status view (docs/spec/connector-spec.md, section 2.4).
-import { cycleTotals, lastCompletedCycle, runningCycle } from './crawl-repo.js';
+import { lastCompletedCycle, runningCycle } from './crawl-repo.js';
 import { nextExpectedAt } from './crawl-scheduler.js';
 import type { JobDeps } from '../jobs/job-deps.js';
 
@@ -37,16 +37,17 @@ export async function crawlStatus(deps: Pick<JobDeps, 'store' | 'config' | 'bulk
   const running = await runningCycle(db);
   let currentCycle: CurrentCycleView | null = null;
   if (running) {
-    const t = await cycleTotals(db, running.id);
+    // The row's running counters (crawl-repo.ts): one read, however many accounts the cycle has.
+    const done = running.accounts_completed + running.accounts_failed;
     currentCycle = {
       id: running.id,
       status: 'running',
       startedAt: running.started_at,
-      accountsTargeted: t.targeted,
-      accountsCompleted: t.completed,
-      accountsFailed: t.failed,
-      tweetsIngested: t.tweetsIngested,
-      percentComplete: t.targeted === 0 ? 0 : ((t.completed + t.failed) / t.targeted) * 100,
+      accountsTargeted: running.accounts_targeted,
+      accountsCompleted: running.accounts_completed,
+      accountsFailed: running.accounts_failed,
+      tweetsIngested: running.tweets_ingested,
+      percentComplete: running.accounts_targeted === 0 ? 0 : (done / running.accounts_targeted) * 100,
     };
   }
   const last = await lastCompletedCycle(db);

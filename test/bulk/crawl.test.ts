@@ -3,7 +3,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
+import type { KyselyPlugin } from 'kysely';
 import { runCrawlTargetNow } from '../../src/crawl/crawl-job.js';
+import { cycleTotals, targetLease } from '../../src/crawl/crawl-repo.js';
+import { crawlStatus } from '../../src/crawl/crawl-status.js';
+import { crawlPagesFor } from '../../src/crawl/page-ingest.js';
+import { claimById, releaseLease } from '../../src/jobs/lease.js';
 import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
 import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
 import type { Tweet } from '../../src/domain/models.js';
@@ -65,14 +70,14 @@ for (const backend of backends()) {
       return body;
     };
     const db = () => b.h.deps.store.db;
-    /** Two active accounts of the demo network that the sample (the other tests' accounts) does not hold. */
-    const twoActiveOutsideSample = (): [string, string] => {
+    /** The first n active accounts of the demo network that the sample (the other tests' accounts) does not hold. */
+    const activeOutsideSample = (n: number): string[] => {
       const out: string[] = [];
-      for (let i = 0; out.length < 2; i++) {
+      for (let i = 0; out.length < n; i++) {
         const id = b.source.net.userIds.encode(i);
         if (isActive(b.source.net, i) && !b.sample.userIds.includes(id)) out.push(id);
       }
-      return out as [string, string];
+      return out;
     };
     const tweetCount = async () => Number((await db().selectFrom('tweets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 
@@ -215,13 +220,77 @@ for (const backend of backends()) {
       assert.equal((await status()).data.schedule.nextExpectedAt, new Date(T0 + 5 * HOUR).toISOString());
     });
 
+    test("a running cycle's status is read from its row, not summed over its targets, and equals the sums at every step", async () => {
+      b.clock.advance(HOUR);
+      const tick = await crawlTick(b.h.deps);
+      assert.ok(tick.started, 'scheduled cycle');
+      const cycleId = tick.started;
+      // Every statement the status runs, as Kysely's operation tree (raw SQL included).
+      const seen: string[] = [];
+      const recorder: KyselyPlugin = {
+        transformQuery: (args) => (seen.push(JSON.stringify(args.node)), args.node),
+        transformResult: async (args) => args.result,
+      };
+      const viewed = async () => {
+        seen.length = 0;
+        const deps = b.h.deps;
+        const v = await crawlStatus({ ...deps, store: { ...deps.store, db: deps.store.db.withPlugin(recorder) } });
+        assert.ok(seen.length > 0);
+        assert.ok(!seen.some((q) => q.includes('crawl_targets')), 'the status reads no target');
+        return v.currentCycle!;
+      };
+      const matchesSums = async (when: string) => {
+        const v = await viewed();
+        const t = await cycleTotals(db(), cycleId);
+        assert.deepEqual(
+          [v.accountsTargeted, v.accountsCompleted, v.accountsFailed, v.tweetsIngested],
+          [t.targeted, t.completed, t.failed, t.tweetsIngested],
+          when,
+        );
+        return v;
+      };
+      const targets = await db().selectFrom('crawl_targets').select(['id', 'social_user_id']).where('cycle_id', '=', cycleId).orderBy('id').execute();
+      assert.ok(targets.length >= 3);
+      assert.equal((await matchesSums('at the start')).accountsTargeted, targets.length);
+
+      // A page stored by a worker that then stops gracefully: the target is pending again, its tweets counted.
+      const claim = (await claimById(db(), targetLease, targets[0]!.id, 'w_test', 60_000, b.clock.ms))!;
+      assert.ok(claim);
+      const page = await b.source.getUserTweets(targets[0]!.social_user_id, { limit: 2 });
+      const fresh = page.items.map((t, i) => ({ ...t, id: `99999999999999990${i}` }));
+      const counts = await crawlPagesFor(b.h.deps.store).ingest(claim, fresh, new Date(b.clock.ms).toISOString());
+      assert.equal(counts.inserted, 2);
+      assert.equal((await matchesSums('after a page')).tweetsIngested, 2);
+      await releaseLease(db(), targetLease, claim);
+      assert.equal((await matchesSums('after the release')).tweetsIngested, 2);
+
+      flaky.failing.add(targets[1]!.social_user_id);
+      assert.ok(await runCrawlTargetNow(b.h.deps, targets[1]!.id));
+      assert.ok(await runCrawlTargetNow(b.h.deps, targets[0]!.id));
+      flaky.failing.clear();
+      const v = await matchesSums('after one completed and one failed');
+      assert.deepEqual([v.accountsCompleted, v.accountsFailed], [1, 1]);
+
+      // Accounts added to the running cycle count once, however often they are added.
+      const late = activeOutsideSample(3)[2]!;
+      await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: late }] });
+      await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: late }] });
+      await drainBulkWork(b.h.deps);
+      const last = (await status()).data.lastCompletedCycle!;
+      assert.equal(last.id, cycleId);
+      const t = await cycleTotals(db(), cycleId);
+      assert.deepEqual([last.accountsTargeted, last.accountsCompleted, last.accountsFailed, last.tweetsIngested], [targets.length + 1, t.completed, t.failed, t.tweetsIngested]);
+      const row = await db().selectFrom('crawl_cycles').selectAll().where('id', '=', cycleId).executeTakeFirstOrThrow();
+      assert.deepEqual([row.accounts_targeted, row.tweets_updated], [t.targeted, t.tweetsUpdated]);
+    });
+
     test('between cycles the scheduler reads the watchlist again only when a batch may have changed it', async () => {
       // A poll after every batch finished: it looks, finds nobody, and remembers when it looked.
       b.clock.advance(60_000);
       assert.deepEqual(await crawlTick(b.h.deps), {});
       // An entry written behind the batches' back (as a tool might): the watchlist did not change as
       // far as the scheduler can tell, so its poll does not read the whole watchlist for it.
-      const [sneaked, added] = twoActiveOutsideSample();
+      const [sneaked, added] = activeOutsideSample(2) as [string, string];
       await db().insertInto('watchlist_entries').values({ account_id: a.accountId, social_user_id: sneaked, username: 'sneaked', added_at: new Date(b.clock.ms).toISOString() }).execute();
       assert.deepEqual(await crawlTick(b.h.deps), {}, 'no look: no batch ran since the last one found nobody');
       // A batch (of another account, another user) finishes: the next poll looks, and finds both.

@@ -55,9 +55,37 @@ for (const backend of backends()) {
             ? (await sql<{ n: number }>`select count(*)::int as n from pg_constraint where conrelid = 'ledger_entries'::regclass and contype = 'f'`.execute(s.store.db)).rows[0]!.n
             : (await sql<{ n: number }>`select count(*) as n from pragma_foreign_key_list('ledger_entries')`.execute(s.store.db)).rows[0]!.n;
         assert.equal(await fks(), backend === 'postgres' ? 0 : 1);
-        const { error } = await (await migratorFor(s.store)).migrateDown();
+        const { error } = await (await migratorFor(s.store)).migrateTo('009-hardening');
         assert.equal(error, undefined);
         assert.equal(await fks(), 1);
+      } finally {
+        await s.dispose();
+      }
+    });
+
+    test('a cycle running across the upgrade gets its running counters from its targets', async () => {
+      const s = await createTestStore(backend);
+      try {
+        const migrator = await migratorFor(s.store);
+        assert.equal((await migrator.migrateTo('010-ledger-no-fk-pg')).error, undefined);
+        const db = s.store.db;
+        const now = new Date().toISOString();
+        const cycle = (id: string, status: 'running' | 'completed') =>
+          ({ id, trigger: 'schedule', slot: null, status, started_at: now, completed_at: status === 'completed' ? now : null, accounts_targeted: status === 'running' ? 3 : 1, accounts_completed: 0, accounts_failed: 0, tweets_ingested: status === 'running' ? 0 : 7, tweets_updated: 0, lock_version: 0 }) as const;
+        await db.insertInto('crawl_cycles').values([cycle('cyc_old', 'completed'), cycle('cyc_run', 'running')]).execute();
+        const target = (user: string, status: 'completed' | 'failed' | 'running', ingested: number, updated: number) => ({
+          id: `cyc_run:${user}`, cycle_id: 'cyc_run', social_user_id: user, status, tweets_ingested: ingested, tweets_updated: updated, error: null, created_at: now, started_at: null, completed_at: null, attempts: 1, lease_owner: null, lease_expires_at: null,
+        });
+        await db.insertInto('crawl_targets').values([target('u1', 'completed', 40, 2), target('u2', 'failed', 5, 0), target('u3', 'running', 11, 1)]).execute();
+        assert.equal((await migrator.migrateToLatest()).error, undefined);
+        const rows = await db.selectFrom('crawl_cycles').select(['id', 'accounts_targeted', 'accounts_completed', 'accounts_failed', 'tweets_ingested', 'tweets_updated']).orderBy('id').execute();
+        assert.deepEqual(
+          rows.map((r) => [r.id, r.accounts_targeted, r.accounts_completed, r.accounts_failed, r.tweets_ingested, r.tweets_updated]),
+          [
+            ['cyc_old', 1, 0, 0, 7, 0],
+            ['cyc_run', 3, 1, 1, 56, 3],
+          ],
+        );
       } finally {
         await s.dispose();
       }

@@ -9,6 +9,7 @@ import { exportRetentionMigration } from './007-export-retention.js';
 import { ledgerTimeMigration } from './008-ledger-time.js';
 import { hardeningMigration } from './009-hardening.js';
 import { ledgerNoForeignKeyMigration } from './010-ledger-no-fk-pg.js';
+import { crawlCycleCountersMigration } from './011-crawl-cycle-counters.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -22,6 +23,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '008-ledger-time': ledgerTimeMigration(),
     '009-hardening': hardeningMigration(),
     '010-ledger-no-fk-pg': ledgerNoForeignKeyMigration(dialect),
+    '011-crawl-cycle-counters': crawlCycleCountersMigration(),
   };
 }
 
