@@ -86,9 +86,15 @@ async function insertTargets(trx: Transaction<Database>, cycleId: string, who: '
             sql<string>`cast(${now} as text)`.as('created_at'),
             sql<number>`0`.as('attempts'),
           ])
-          .distinct();
-        // SQLite needs a WHERE in INSERT … SELECT … ON CONFLICT (parsing ambiguity), even a trivial one.
-        return part ? q.where('w.social_user_id', 'in', part) : q.where(sql<boolean>`1 = 1`);
+          .distinct()
+          // Rows that exist are skipped by a read, not by ON CONFLICT: on Postgres a conflict with a
+          // row another transaction is updating waits for it, and a worker finishing that account's
+          // target waits for the cycle row this transaction holds (a deadlock). The conflict clause
+          // stays for rows inserted concurrently.
+          .where(({ not, exists, selectFrom }) =>
+            not(exists(selectFrom('crawl_targets as e').select('e.id').where('e.id', '=', sql<string>`cast(${cycleId} as text) || ':' || w.social_user_id`))),
+          );
+        return part ? q.where('w.social_user_id', 'in', part) : q;
       })
       .onConflict((oc) => oc.column('id').doNothing())
       .executeTakeFirst();
@@ -96,7 +102,8 @@ async function insertTargets(trx: Transaction<Database>, cycleId: string, who: '
     let acc = trx
       .selectFrom('crawl_targets as t')
       .select(['t.social_user_id', sql<string>`cast(${now} as text)`.as('first_targeted_at')])
-      .where('t.cycle_id', '=', cycleId);
+      .where('t.cycle_id', '=', cycleId)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('crawl_accounts as e').select('e.social_user_id').whereRef('e.social_user_id', '=', 't.social_user_id'))));
     if (part) acc = acc.where('t.social_user_id', 'in', part);
     await trx
       .insertInto('crawl_accounts')

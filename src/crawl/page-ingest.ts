@@ -1,10 +1,10 @@
 // Stores one page of an account's tweets and adds what changed to the target's counters, in one
 // unit of work, only while the claim still holds the target's lease: a retried account never
-// counts a tweet twice. The same unit adds them to the cycle's row too, so that the crawl status of a
-// running cycle reads one row instead of summing every target (the update comes last: on Postgres
-// it holds the cycle row's lock only until the commit). Two implementations, chosen by the store: on SQLite the page joins the
-// store's group commit, so concurrent crawl workers (and API requests) share commits; elsewhere
-// it is one transaction.
+// counts a tweet twice. The same unit adds them to the cycle's row too, so that the crawl status of
+// a running cycle reads one row instead of summing every target (the update comes last: on Postgres
+// it holds the cycle row's lock only until the commit). Two implementations, chosen by the store: on
+// SQLite the page joins the store's group commit, so concurrent crawl workers (and API requests)
+// share commits; elsewhere it is one transaction.
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Store } from '../db/connect.js';

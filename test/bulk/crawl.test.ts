@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
-import type { KyselyPlugin } from 'kysely';
+import { sql, type KyselyPlugin } from 'kysely';
 import { runCrawlTargetNow } from '../../src/crawl/crawl-job.js';
-import { cycleTotals, targetLease } from '../../src/crawl/crawl-repo.js';
+import { addTargets, cycleTotals, targetLease } from '../../src/crawl/crawl-repo.js';
 import { crawlStatus } from '../../src/crawl/crawl-status.js';
 import { crawlPagesFor } from '../../src/crawl/page-ingest.js';
 import { claimById, releaseLease } from '../../src/jobs/lease.js';
@@ -283,6 +283,42 @@ for (const backend of backends()) {
       const row = await db().selectFrom('crawl_cycles').selectAll().where('id', '=', cycleId).executeTakeFirstOrThrow();
       assert.deepEqual([row.accounts_targeted, row.tweets_updated], [t.targeted, t.tweetsUpdated]);
     });
+
+    // Two schedulers can both find an account new; by the time the second adds it, a worker may be
+    // finishing its target, holding the target's row and about to add to the cycle's counters.
+    if (backend === 'postgres') {
+      test('adding an account a worker is finishing does not wait for it while holding the cycle (no deadlock)', async () => {
+        b.clock.advance(HOUR);
+        const tick = await crawlTick(b.h.deps);
+        assert.ok(tick.started, 'scheduled cycle');
+        const cycleId = tick.started;
+        const x = await db().selectFrom('crawl_targets').select(['id', 'social_user_id']).where('cycle_id', '=', cycleId).orderBy('id').limit(1).executeTakeFirstOrThrow();
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        let holding!: () => void;
+        const held = new Promise<void>((r) => (holding = r));
+        // The worker's transaction, as finishTarget orders it: the target's row, then the cycle's.
+        const worker = db()
+          .transaction()
+          .execute(async (trx) => {
+            await trx.updateTable('crawl_targets').set({ attempts: sql`attempts` }).where('id', '=', x.id).execute();
+            holding();
+            await gate;
+            await trx.updateTable('crawl_cycles').set({ accounts_completed: sql`accounts_completed` }).where('id', '=', cycleId).execute();
+          });
+        await held;
+        const adding = addTargets(db(), cycleId, [x.social_user_id], new Date(b.clock.ms).toISOString());
+        // Time for the scheduler to take the cycle's row (if it then waited on the worker's target,
+        // the worker's next statement would close a deadlock and Postgres would abort one of them).
+        await Promise.race([adding.catch(() => undefined), new Promise((r) => setTimeout(r, 300))]);
+        release();
+        await worker;
+        assert.equal(await adding, true);
+        const row = await db().selectFrom('crawl_cycles').select('accounts_targeted').where('id', '=', cycleId).executeTakeFirstOrThrow();
+        assert.equal(row.accounts_targeted, (await cycleTotals(db(), cycleId)).targeted, 'the account was not added twice');
+        await drainBulkWork(b.h.deps);
+      });
+    }
 
     test('between cycles the scheduler reads the watchlist again only when a batch may have changed it', async () => {
       // A poll after every batch finished: it looks, finds nobody, and remembers when it looked.
