@@ -11,6 +11,7 @@ import { buildApp } from '../src/http/app.js';
 import { OpaqueIds } from '../src/domain/opaque-ids.js';
 import { DemoSource } from '../src/sources/demo/demo-source.js';
 import { quickRetryPolicy, ResilientSource } from '../src/sources/resilience.js';
+import { silentLog } from '../src/sources/types.js';
 import { isActive } from '../src/sources/demo/users.js';
 import { startBackground } from '../src/wiring/background.js';
 import { buildDeps, closeDeps, type Deps } from '../src/wiring/deps.js';
@@ -72,11 +73,10 @@ async function main(): Promise<Record<string, unknown>> {
       let offsetMs = 0;
       const now = () => new Date(Date.now() + offsetMs);
       const demo = new DemoSource({ seed: config.source.demo.seed, userCount: config.source.demo.userCount, now });
-      const quiet = { info() {}, warn() {}, error() {}, debug() {} };
       deps.source = new ResilientSource(demo, {
         timeoutMs: 0,
         retry: { ...quickRetryPolicy, retries: 0 },
-        log: quiet as never,
+        log: silentLog,
       });
       deps.bulk.clock = now;
       const ids: string[] = [];
