@@ -10,7 +10,7 @@ import { grant } from '../src/credits/credits-repo.js';
 import { buildApp } from '../src/http/app.js';
 import { OpaqueIds } from '../src/domain/opaque-ids.js';
 import { DemoSource } from '../src/sources/demo/demo-source.js';
-import { quickRetryPolicy, ResilientSource } from '../src/sources/resilience.js';
+import { buildSource } from '../src/sources/build-source.js';
 import { silentLog } from '../src/sources/types.js';
 import { isActive } from '../src/sources/demo/users.js';
 import { startBackground } from '../src/wiring/background.js';
@@ -68,17 +68,13 @@ async function main(): Promise<Record<string, unknown>> {
     if (kind === 'crawl') {
       // N active accounts of the demo network on the watchlist, then two whole crawl cycles: the
       // first backfills every account (CRAWL_BACKFILL_DAYS), the second is the next scheduled one.
-      // The served source as build-source.ts makes it for the plain demo, on a clock that can jump one
-      // crawl interval ahead for the second cycle (the service's clock and the network's move together).
+      // The served source, on a clock that can jump one crawl interval ahead for the second cycle (the
+      // service's clock and the network's move together).
       let offsetMs = 0;
       const now = () => new Date(Date.now() + offsetMs);
-      const demo = new DemoSource({ seed: config.source.demo.seed, userCount: config.source.demo.userCount, now });
-      deps.source = new ResilientSource(demo, {
-        timeoutMs: 0,
-        retry: { ...quickRetryPolicy, retries: 0 },
-        log: silentLog,
-      });
+      deps.source = await buildSource(config, deps.store, silentLog, { now });
       deps.bulk.clock = now;
+      const demo = demoOf(config);
       const ids: string[] = [];
       for (let i = 0; ids.length < n && i < demo.net.userCount; i++) if (isActive(demo.net, i)) ids.push(demo.net.userIds.encode(i));
       const addedAt = now().toISOString();

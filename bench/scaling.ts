@@ -40,7 +40,7 @@ async function pagePoint(kind: string, n: number): Promise<Record<string, number
   const best: Record<string, number> = { ...runs[0]!, rounds: pageRounds };
   for (const r of runs.slice(1)) {
     for (const [k, v] of Object.entries(r)) {
-      if (k.endsWith('Ms') && !k.endsWith('RssMb')) best[k] = Math.min(best[k] ?? v, v);
+      if (k.endsWith('PageMs')) best[k] = Math.min(best[k] ?? v, v);
       else if (k.endsWith('RssMb')) best[k] = Math.max(best[k] ?? v, v);
     }
   }

@@ -16,12 +16,18 @@ import { XSource } from './x/x-source.js';
  * nothing (and every megabyte of live heap lengthens each full garbage collection). `log` defaults to
  * a logger at LOG_LEVEL.
  */
-export async function buildSource(config: Config, store: Store, log: SourceLog = pino({ level: config.logLevel })): Promise<DataSource> {
+export async function buildSource(
+  config: Config,
+  store: Store,
+  log: SourceLog = pino({ level: config.logLevel }),
+  // The demo network's clock (the scaling benchmark moves it with the service's); the wall clock otherwise.
+  opts: { now?: () => Date } = {},
+): Promise<DataSource> {
   const s = config.source;
   let inner: DataSource;
   switch (s.kind) {
     case 'demo': {
-      const demo = new DemoSource({ seed: s.demo.seed, userCount: s.demo.userCount });
+      const demo = new DemoSource({ seed: s.demo.seed, userCount: s.demo.userCount, ...(opts.now ? { now: opts.now } : {}) });
       const simulated = s.demo.latencyMs > 0 || s.demo.faultRate > 0 || s.demo.rateLimitPerMinute > 0;
       inner = simulated
         ? new SimulatedConditions(demo, {
