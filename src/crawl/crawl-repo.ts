@@ -90,7 +90,8 @@ async function insertTargets(trx: Transaction<Database>, cycleId: string, who: '
           // Rows that exist are skipped by a read, not by ON CONFLICT: on Postgres a conflict with a
           // row another transaction is updating waits for it, and a worker finishing that account's
           // target waits for the cycle row this transaction holds (a deadlock). The conflict clause
-          // stays for rows inserted concurrently.
+          // stays for rows inserted concurrently. (This WHERE is also what SQLite needs to parse
+          // INSERT … SELECT … ON CONFLICT.)
           .where(({ not, exists, selectFrom }) =>
             not(exists(selectFrom('crawl_targets as e').select('e.id').where('e.id', '=', sql<string>`cast(${cycleId} as text) || ':' || w.social_user_id`))),
           );
