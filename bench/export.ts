@@ -28,7 +28,7 @@ async function runChild(args: string[]): Promise<string> {
   const child = spawn(process.execPath, [...SERVER_FLAGS, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}`);
   return out.trim().split('\n').pop()!;
 }
@@ -40,7 +40,7 @@ async function timeGzip(input: string, output: string): Promise<number> {
     const code = await new Promise<number | null>((resolve, reject) => {
       const child = spawn('gzip', ['-6', '-c', input], { stdio: ['ignore', out, 'inherit'] });
       child.on('error', reject);
-      child.on('exit', resolve);
+      child.on('close', resolve);
     });
     if (code !== 0) throw new Error(`gzip exited with ${code}`);
   } finally {

@@ -19,7 +19,7 @@ async function ingestCompiled(): Promise<Record<string, unknown>> {
   const child = spawn(process.execPath, [...SERVER_FLAGS, 'dist/bench/ingest.js'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`dist/bench/ingest.js exited with ${code}`);
   return JSON.parse(out) as Record<string, unknown>;
 }

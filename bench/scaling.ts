@@ -23,7 +23,7 @@ async function child(kind: string, n: number): Promise<Record<string, number>> {
   const p = spawn(process.execPath, [...SERVER_FLAGS, 'dist/bench/scaling-child.js', kind, String(n)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => p.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => p.on('close', resolve));
   if (code !== 0) throw new Error(`scaling-child ${kind} ${n} exited with ${code}`);
   const r = JSON.parse(out.trim().split('\n').pop()!) as Record<string, number>;
   console.error(`${kind} ${n}: ${JSON.stringify(r)}`);

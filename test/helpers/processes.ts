@@ -74,7 +74,7 @@ export async function runSdg(args: string[], env: Record<string, string>): Promi
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((res) => child.on('exit', res));
+  const code = await new Promise<number | null>((res) => child.on('close', res));
   return { code, stdout, stderr };
 }
 

@@ -39,7 +39,7 @@ async function upload(lines: number): Promise<ChildResult> {
   let err = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err += d));
-  const code = await new Promise<number | null>((r) => child.on('exit', r));
+  const code = await new Promise<number | null>((r) => child.on('close', r));
   assert.equal(code, 0, err);
   return JSON.parse(out.trim().split('\n').pop()!) as ChildResult;
 }

@@ -14,7 +14,7 @@ function run(args: string[]): Promise<{ code: number | null; out: string }> {
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
 }
 
 describe('@social-data-gateway/sdk package', () => {

@@ -31,7 +31,7 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 // The blocks run from a temporary directory: tsx is named by its resolved location, not looked up from there.

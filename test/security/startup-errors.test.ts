@@ -28,7 +28,7 @@ function sdg(args: string[], env: Record<string, string>, uid?: number): Promise
   child.stderr.on('data', (d) => (stderr += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   return new Promise((res) =>
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       clearTimeout(timer);
       res({ code, stdout, stderr });
     }),
