@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, repoRoot } from '../test/helpers/processes.js';
+import { SERVER_FLAGS } from './shipped-flags.js';
 
 async function timeToHealthy(cmd: string, args: string[]): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-start-'));
@@ -32,7 +33,7 @@ export async function benchStartup(rounds = 5): Promise<Record<string, number>> 
   let server = Infinity;
   for (let r = 0; r < rounds; r++) {
     npmStart = Math.min(npmStart, await timeToHealthy('npm', ['start', '--silent']));
-    server = Math.min(server, await timeToHealthy(process.execPath, ['--single-threaded-gc', 'dist/src/cli/main.js', 'serve']));
+    server = Math.min(server, await timeToHealthy(process.execPath, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']));
   }
   return { 'npm start on a built tree, to /healthz (s)': Math.round(npmStart * 100) / 100, 'the compiled server alone, to /healthz (s)': Math.round(server * 100) / 100 };
 }

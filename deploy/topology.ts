@@ -114,7 +114,7 @@ async function waitHealthy(p: RoleProcess, url: string, timeoutMs: number): Prom
 
 async function run(args: string[], env: Record<string, string>): Promise<void> {
   const p = spawnRole(args.join(' '), args, env);
-  const code = await new Promise<number | null>((r) => p.child.once('exit', r));
+  const code = await new Promise<number | null>((r) => p.child.once('close', r));
   if (code !== 0) throw new Error(`sdg ${args.join(' ')} exited with ${code}: ${p.output()}`);
 }
 

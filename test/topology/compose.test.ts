@@ -56,3 +56,10 @@ test('every program container has the settings the Docker-less topology gives it
     if (env.ROLES) assert.deepEqual(c.roles, ['api'], n);
   }
 });
+
+test("the image's entry point runs the server with the Node flags `npm start` gives it", () => {
+  const dockerfile = readFileSync(join(repoRoot, 'deploy/Dockerfile'), 'utf8');
+  const entry = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
+  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
+  assert.deepEqual(entry, [...start.slice(0, start.indexOf('scripts/start.mjs')), 'dist/src/cli/main.js']);
+});
