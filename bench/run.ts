@@ -267,6 +267,23 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   11.1 µs a request, the tweet 23k to 25k requests/s. What is left is bound by the host: the
   server idles 40% of the time waiting on Postgres, whose CPU shares the two cores with the
   server, wrk and Redis.
+- 2026-11-26, on a host about 2.7 times slower than on 2026-11-24 (bare Fastify 30.9 µs of CPU a
+  request): the charged tweet read 0.52 of bare in CPU (59.3 µs; the echo 47.8 µs, 0.65) and in
+  throughput, p99 11.1 ms (\`node --import tsx\` of \`benchHttp({ rounds: 3, seconds: 8 })\`). A CPU
+  profile of the shipped server under the same load (10 s, pinned) splits its busy time: writing the
+  response 35% (Node's writev and the stream machinery under it, 19%, which bare pays too), the
+  request's parsing, routing and the key check's hook 21% (the hook itself 12%), the turn's charge
+  commit 13.5% (the ledger's multi-row INSERT 7%, the commit 3.5%), the callbacks after each write 7%,
+  garbage collection 6%. Were the charge free, the read would stand at about 0.6 of bare, so the
+  target needs the charge nearly free or a cut in what Fastify and Node do for a route with a hook
+  and a larger answer; neither was found this day.
+- 2026-11-26, evening, the run above: bare Fastify spent 30.6 µs of CPU a request (11.2 on
+  2026-11-24), but \`gzip -6\` took 9.2 s on the million-tweet export's bytes against 7.4: this
+  host's slowness fell on Node's work 2.7-fold and on gzip's 1.2-fold, so the export's ratio to gzip
+  read 1.82 (1.0 on 2026-11-24, 1.16 at noon in the scaling section) and ingest 30,000 to 39,000
+  tweets/s; start-up 1.1 s. The Node flag added that day (\`--max-old-space-size=1024\`, README) is
+  not the cause: the export of 300,000 tweets in alternating runs with and without it gave 1.78
+  and 2.03 against 1.80 and 1.92 times gzip. It bounds a crawl's peak memory (scaling section).
 `;
 // The scaling section (npm run bench:scaling) is kept as it was.
 const mdPath = join(repoRoot, 'docs/benchmarks.md');
