@@ -132,7 +132,7 @@ const section = `<!-- scaling:start -->
 
 Reproduce with \`npm run bench:scaling\` (${maxExp >= 7 ? 'twenty minutes to an hour' : 'five to fifteen minutes'}, with the host's speed; \`SCALING_MAX=6\` stops the stored-row points at 10^6).
 Last run: ${lastRunText}. Each point is a process of its own on a fresh embedded store, running
-the compiled program with the Node flags \`npm start\` gives the server; page times are medians of 50 requests through the whole HTTP pipeline (in
+the compiled program with the Node flags \`npm start\` gives the server; page times are medians of 50 requests, after 50 unmeasured ones of each page measured (25 accounts for the timeline), through the whole HTTP pipeline (in
 process, \`app.inject\`), so they include the key check and the envelope; ${pageRoundsText()}. The growth named under each
 table is read off the measured points (the slope of log time against log size between the smallest
 and the largest point: about 0 is flat, about 1 linear) and then explained.
@@ -217,15 +217,20 @@ Timeline page: **${named('timeline', 'firstPageMs')}**; usage page: **${named('u
 (B-tree depth grows with the logarithm of the rows) then 100 rows read in index order, so a page
 deep in the list costs what the first one costs. The timeline page writes its 100 tweets into the
 tweets table (two secondary indexes), again a logarithmic seek per row. Memory: a page adds what a
-page holds (100 rows), the peak standing 10 to 25 MB above the RSS the seed left behind at every
-size (a seed of 10^7 tweets itself left 147 and 248 MB resident in two runs). Each point is measured after a
+page holds (100 rows), the peak standing 7 to 25 MB above the RSS the seed left behind at every
+size (a seed of 10^7 tweets itself left 147 to 262 MB resident across runs). Each point is measured after a
 TRUNCATE checkpoint of the seed's WAL: one earlier measurement ran while the checkpoint worker was
 still copying the seed back into the database file (the exports middle page at 10^7 took 6.6 ms,
 then 4.4 ms measured again in the same process, 4.0 once the WAL was truncated). Even so, that page
 at 10^7 stood at about 1.4 times its 10^6 figure in two of three runs on 2026-11-26 (5.3 against
-3.8 ms). The query alone, timed in SQLite directly on the same rows, took the same 0.7 to 1.3 ms at
-10^6 and 10^7 (one index seek, as \`EXPLAIN QUERY PLAN\` shows), so the step lies elsewhere in the
-request at that size and is not yet found. On that day's host the median of one point moved by up
+3.8 ms), while the query alone, timed in SQLite directly on the same rows, took the same at both
+sizes. Part of it was the warm-up: the point then made one request before its 50 measured ones,
+and in three rounds of 200 requests after the same seeds (2026-11-26, evening) the middle page's
+median was 1.5 ms in the first round at 10^6 and 1.9 to 2.8 at 10^7, then 1.27 to 1.35 and 1.32 to
+1.61 in the later rounds, the query alone 0.45 ms at both. Every page point now makes 50 unmeasured
+requests of each page first. With that warm-up, in the run of that evening, the middle page at
+10^7 still read 2.16 and 2.17 ms in its two processes against 1.61 and 2.22 at 10^6: no larger than
+one point's spread between processes, but not gone, and what is left is not found. On that day's host the median of one point moved by up
 to two-fold between runs (the timeline page at 10^6: from 11.9 to 24.5 ms in eight runs, six of
 them between 11.9 and 14.5).
 
