@@ -134,10 +134,10 @@ async function main(): Promise<Record<string, unknown>> {
     const fullPage = (body: { items?: unknown[] }): void => {
       if (body.items?.length !== 100) throw new Error(`expected a page of 100, got ${body.items?.length}`);
     };
-    // Requests before the measured ones: the first after a seed ran up to twice as slow as the
-    // hundredth (JIT, and caches filling), and one warm-up request left that in the median (the
-    // exports middle page at 10^7 then read 1.4 times its 10^6 figure; from the second hundred on,
-    // the two were the same, 2026-11-26).
+    // Requests before the measured ones: after a seed, the first round of requests ran up to twice
+    // as slow as later ones, and one warm-up request left that in the median (2026-11-26: the
+    // exports middle page at 10^7, 1.9 to 2.8 ms in a first round of 200, 1.3 to 1.6 after).
+    // The timeline's warm-up reads accounts of its own (WARM / 2), as each request needs a new one.
     const WARM = 50;
     const warmUp = async (urls: string[]) => {
       for (let i = 0; i < WARM; i++) for (const url of urls) await get(url);
@@ -152,8 +152,7 @@ async function main(): Promise<Record<string, unknown>> {
       const seedSeconds = (performance.now() - seed0) / 1000;
       const demo = demoOf(config);
       const users: string[] = [];
-      // Each request reads an account not read before (its first page comes from the source): the
-      // warm-up takes accounts of its own.
+      // Each request reads an account not read before (its first page comes from the source).
       const warm = WARM / 2;
       for (let i = 0; users.length < warm + 50 && i < demo.net.userCount; i++) if (isActive(demo.net, i)) users.push(demo.net.userIds.encode(i));
       for (let i = 0; i < warm; i++) await get(`/social/v1/users/${users[i]}/tweets?limit=100`);
