@@ -68,6 +68,56 @@ if (url) {
       }
     });
 
+    test('inside Redis, a call runs the same five commands whatever the number of its buckets', async () => {
+      // Redis's own count of the commands it ran (the tests run one file at a time).
+      const redis = (a as unknown as { redis: { info(s: string): Promise<string>; hget(k: string, f: string): Promise<string | null>; pttl(k: string): Promise<number>; time(): Promise<[string, string]> } }).redis;
+      const stats = async () => {
+        const text = await redis.info('commandstats');
+        const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(text)?.[1] ?? 0);
+        return { time: calls('time'), hmget: calls('hmget'), hset: calls('hset'), pexpire: calls('pexpire') };
+      };
+      for (const accounts of [1, 50]) {
+        const before = await stats();
+        // 100 requests of one turn, two keys per account: 3 buckets, then 150.
+        const decisions = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            a.takeAll([
+              { key: `key_6_${accounts}_${i % (2 * accounts)}`, perMinute: 1_000 },
+              { key: `acct_6_${accounts}_${i % accounts}`, perMinute: 1_000 },
+            ]),
+          ),
+        );
+        const after = await stats();
+        assert.equal(decisions.filter((d) => d.allowed).length, 100);
+        const ran = Object.fromEntries(Object.entries(after).map(([c, v]) => [c, v - before[c as keyof typeof before]]));
+        assert.deepEqual(ran, { time: 1, hmget: 2, hset: 1, pexpire: 1 }, `${accounts} accounts`);
+      }
+      // A bucket is a field of this minute's hash, with the tokens left and when: the one account
+      // of the first turn gave 100 tokens.
+      const minute = Math.floor(Number((await redis.time())[0]) / 60);
+      const value = (await redis.hget(`${prefix}${minute}`, 'acct_6_1_0')) ?? (await redis.hget(`${prefix}${minute - 1}`, 'acct_6_1_0'));
+      const [tokens, at] = value!.split(':').map(Number);
+      assert.ok(tokens! >= 900 && tokens! < 901, String(tokens));
+      assert.ok(Math.abs(at! - Date.now()) < 60_000, String(at));
+      const ttl = await redis.pttl(`${prefix}${minute}`);
+      assert.ok(ttl > 0 && ttl <= 120_000, String(ttl));
+    });
+
+    test('a bucket last touched in the previous minute is read from its hash', async () => {
+      const redis = (a as unknown as { redis: { time(): Promise<[string, string]>; hset(k: string, f: string, v: string): Promise<number> } }).redis;
+      const redisNow = async () => {
+        const [sec, micro] = await redis.time();
+        return Number(sec) * 1000 + Math.floor(Number(micro) / 1000);
+      };
+      // Not within a second of the minute's end: the take must run in the same minute.
+      if ((await redisNow()) % 60_000 > 59_000) await new Promise((r) => setTimeout(r, 1_100));
+      const now = await redisNow();
+      const minute = Math.floor(now / 60_000);
+      // Emptied 1 ms ago, in the minute before this one's hash: at 60 a minute it has no token yet.
+      await redis.hset(`${prefix}${minute - 1}`, 'key_7', `0:${now - 1}`);
+      assert.equal((await a.take('key_7', 60)).allowed, false);
+    });
+
     test('a batch larger than one script call is split and still exact', async () => {
       const decisions = await Promise.all(Array.from({ length: 600 }, () => a.take('key_5', 450)));
       assert.equal(decisions.filter((d) => d.allowed).length, 450);
