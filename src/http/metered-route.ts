@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import { answered } from './answered.js';
+import { AnswerBurst } from './answer-burst.js';
 import { JsonText } from './json-text.js';
 import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
@@ -110,13 +111,19 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   if (cost > 0) return full as RouteHandlerMethod;
 
   // A free route holds and settles nothing, so unless an Idempotency-Key must be claimed, the wrapper
-  // is synchronous, and a synchronous handler answers with no promise at all.
+  // is synchronous, and a synchronous handler answers with no promise at all, at the end of the turn
+  // with the turn's other answers (answer-burst.ts).
+  const burst = new AnswerBurst();
   return function freeHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) return full.call(this, request, reply);
     request.metering = { charged: 0 };
     const payload = inner.call(this, request, reply);
     if (payload instanceof Promise) return payload.then((p) => send(request, reply, toBody(reply, p)));
-    send(request, reply, toBody(reply, payload));
+    const body = toBody(reply, payload);
+    burst.later(
+      () => send(request, reply, body),
+      (err) => reply.send(err),
+    );
     return undefined;
   } as RouteHandlerMethod;
 }
