@@ -284,6 +284,33 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   tweets/s; start-up 1.1 s. The Node flag added that day (\`--max-old-space-size=1024\`, README) is
   not the cause: the export of 300,000 tweets in alternating runs with and without it gave 1.78
   and 2.03 against 1.80 and 1.92 times gzip. It bounds a crawl's peak memory (scaling section).
+- 2026-11-26, night, on a fast host (bare Fastify 16 to 18 µs of CPU a request): the echo read 0.53
+  to 0.61 of bare and the charged tweet 0.45 to 0.49, as on 2026-11-24's fast evening. In profiles
+  under the same load the response's writev took 12.2 µs a request in the echo against 8.8 in bare,
+  one such call a request in both. The same run's echo on Postgres + Redis spent 24.7 µs of CPU a
+  request against 28.9 to 33.6 embedded: there the rate limiter's reply from Redis releases a turn's
+  requests together, and a charged call's answer already waits for its turn's group commit, so
+  their answers go out back to back, while an embedded free route wrote each answer as it handled
+  the request. Queued to the end of the turn (\`src/http/answer-burst.ts\`), the echo's writev fell
+  to 7.6 µs and its CPU a request from 31.7 to 37.2 µs to 24.5 to 26.1 (bare 17.5 to 18.7, the
+  throughput 0.72 of bare), in alternating runs. What the charged tweet adds (46.7 µs of busy time a
+  request in a profile): its turn's group commit about 6.7 µs (the ledger's multi-row INSERT 3.2),
+  garbage collection 3.7 µs against the echo's 0.9 (a turn's requests stay alive until its commit),
+  and a larger answer.
+- Export, same night: the export job's gzip stream had Node's default 16 KiB output buffer, so a
+  page of 2,000 tweets (1.3 MB in, 160 KB out) took ten trips to the thread pool, each back through
+  the main thread, which reads the next page meanwhile. Larger buffers, in alternating runs on one
+  seed: the million-tweet export took 7.1 to 7.9 s with 256 KiB against 10.8 to 11.0 with 16 KiB, and
+  500,000 tweets 3.2 to 3.3 s with 1 MiB (the size kept) against 3.7 to 3.9 with 256 KiB; peak
+  memory about 14 MB higher. The export now takes less time than \`gzip -6\` on the same bytes (table above).
+- Rate limits on Redis, same night: with 50 accounts in turn, Redis spent 10 to 12 µs of CPU a
+  request; its Lua script ran an HMGET, an HSET and a PEXPIRE for each of the call's buckets (about
+  100). The buckets are now fields of one hash per minute, five commands a call whatever their
+  number, the bucket names sent once a call, and the tokens returned as integer thousandths instead
+  of formatted floats: 8.4 to 9.5 µs a request (50 accounts) and 3.4 to 4.2 against 4.5 to 5.2 (one
+  account) in alternating runs. What is left with many accounts is the script's own loop over
+  distinct buckets (about 2 µs a request for one account, measured in Redis's command statistics).
+  The 50-account runs' wrk script now formats each key's request once instead of on every request.
 `;
 // The scaling section (npm run bench:scaling) is kept as it was.
 const mdPath = join(repoRoot, 'docs/benchmarks.md');
