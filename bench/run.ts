@@ -295,7 +295,7 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   to 7.6 µs and its CPU a request from 31.7 to 37.2 µs to 24.5 to 26.1 (bare 17.5 to 18.7, the
   throughput 0.72 of bare), in alternating runs. What the charged tweet adds (46.7 µs of busy time a
   request in a profile): its turn's group commit about 6.7 µs (the ledger's multi-row INSERT 3.2),
-  garbage collection 3.7 µs against the echo's 0.9 (a turn's requests stay alive until its commit),
+  garbage collection 3.7 µs against the echo's 0.9 (perhaps because a turn's requests stay alive until its commit; not measured),
   and a larger answer.
 - Export, same night: the export job's gzip stream had Node's default 16 KiB output buffer, so a
   page of 2,000 tweets (1.3 MB in, 160 KB out) took ten trips to the thread pool, each back through
