@@ -24,6 +24,9 @@ export interface MeteredRoute {
 
 type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
 
+/** One queue for every free route of the process: a turn's answers go out together, whatever their routes. */
+const burst = new AnswerBurst();
+
 export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, handler: RouteHandlerMethod, route: MeteredRoute): RouteHandlerMethod {
   const inner = handler as unknown as Handler;
   const { cost } = route;
@@ -113,7 +116,6 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   // A free route holds and settles nothing, so unless an Idempotency-Key must be claimed, the wrapper
   // is synchronous, and a synchronous handler answers with no promise at all, at the end of the turn
   // with the turn's other answers (answer-burst.ts).
-  const burst = new AnswerBurst();
   return function freeHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) return full.call(this, request, reply);
     request.metering = { charged: 0 };
