@@ -244,6 +244,16 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   Node. The server alone went from 1.05 to 0.70 s, \`npm start\` from 1.27 to 0.95 s, on a host
   where the same build had taken 0.87 s the day before. A bundle of our code alone, without code
   splitting, was slower (1.6 s): every optional package was hoisted into the start.
+- Start-up again, 2026-11-26, on a slow host (bare Fastify about 68 µs of CPU a request): the
+  server alone took 1.05 to 1.14 s to \`/healthz\`, \`npm start\` 1.39 s. A profile of the start: Node's
+  CommonJS loader 173 ms of 527 ms spent importing the command line (392 CommonJS files: Ajv 63,
+  OpenTelemetry's API 51 through prom-client, semver 47, Fastify 32, prom-client 32...), resolving
+  each path (118 ms) and scanning each for its exports; \`@fastify/swagger-ui\` with
+  \`@fastify/static\`, glob, send and yaml another 125 ms; \`node:cluster\` 15 to 41 ms. The bundle now
+  holds every pure-JavaScript package too, Swagger UI is built on the first request for \`/docs\`
+  (src/http/docs-app.ts), and \`node:cluster\` is imported only with \`WORKERS\` above 1. Alternating
+  starts, same host: 1.05 to 1.14 s became 0.64 to 0.74 s for the server alone; \`npm start\`
+  0.97 s, npm itself taking about a third of a second of it.
 - The evening of 2026-11-24, on a host faster than any before (bare Fastify 12.3 µs of
   CPU a request): the CPU ratios moved the other way from the slow afternoon. The charged tweet read
   0.55 of bare (22.2 against 12.3 µs) where the slow host had given 0.75, the echo 0.72. Our fixed

@@ -33,14 +33,18 @@ writeFileSync(stampFile, stamp);
 
 // The server's start-up was three quarters module loading: Node 20 resolves, compiles and links
 // each ES module on its own, and the server loaded about 680 (our 167, Kysely's 262, TypeBox's
-// 248). So the command line is one bundle of our code with Kysely and TypeBox in it, the other
-// packages loaded from node_modules as before (several are CommonJS that read files beside
-// themselves). Code splitting keeps each `import()` a chunk of its own, loaded on first use, so an
+// 248); with those bundled, about 390 CommonJS files (Ajv, Fastify, prom-client, OpenTelemetry's
+// API, semver...) were still resolved and read one by one: 1.05 s to /healthz against 0.69 s with
+// them inside too (2026-11-26, same host). So the command line is one bundle of our code and every
+// package but those that load native code or read files beside themselves (better-sqlite3, pino's
+// transports, swagger-ui's static files) and the optional integrations (their own packages, and
+// large). Code splitting keeps each `import()` a chunk of its own, loaded on first use, so an
 // optional integration (S3, Redis, the wallet, Bluesky) still loads its package only when
-// configured. Not minified: stack traces keep our function names. Replaces the file-by-file
-// dist/src/cli/main.js; the rest of dist/src stays for the benchmarks' children.
+// configured. CommonJS code inside an ES module bundle calls `require` for Node's built-ins: the
+// banner gives it one. Not minified: stack traces keep our function names. Replaces the
+// file-by-file dist/src/cli/main.js; the rest of dist/src stays for the benchmarks' children.
 async function bundleCommandLine(outdir) {
-  const inlined = /^(kysely|@sinclair\/typebox)(\/|$)/;
+  const outside = /^(better-sqlite3|@fastify\/swagger-ui|pino|thread-stream|pg|pg-.*|ioredis|@aws-sdk\/.*|@smithy\/.*|@atproto\/.*|viem|esbuild|tsx)(\/|$)/;
   await build({
     entryPoints: { main: join(root, 'src', 'cli', 'main.ts') },
     outdir,
@@ -52,7 +56,8 @@ async function bundleCommandLine(outdir) {
     target: 'node20',
     allowOverwrite: true,
     logLevel: 'warning',
-    plugins: [{ name: 'packages-outside', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => (inlined.test(a.path) ? undefined : { path: a.path, external: true })) }],
+    banner: { js: "import { createRequire as __sdgCreateRequire } from 'node:module'; const require = __sdgCreateRequire(import.meta.url);" },
+    plugins: [{ name: 'packages-outside', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => (outside.test(a.path) || a.path.startsWith('node:') ? { path: a.path, external: true } : undefined)) }],
   });
 }
 

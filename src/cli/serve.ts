@@ -4,7 +4,6 @@ import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
 import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
-import { clusterWorkerRoles, isClusterWorker, runPrimary } from './cluster.js';
 
 /**
  * Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT.
@@ -13,9 +12,11 @@ import { clusterWorkerRoles, isClusterWorker, runPrimary } from './cluster.js';
  * `logStream`: where log lines go (default: JSON lines on stdout).
  */
 export async function serve(config: Config, opts: { logStream?: DestinationStream } = {}): Promise<void> {
-  const worker = isClusterWorker(config);
-  if (config.workers > 1 && !worker) return runPrimary(config, opts);
-  if (worker) config = { ...config, roles: clusterWorkerRoles(config) };
+  // node:cluster is loaded only when it is used.
+  const cluster = config.workers > 1 ? await import('./cluster.js') : undefined;
+  const worker = cluster?.isClusterWorker(config) ?? false;
+  if (cluster && !worker) return cluster.runPrimary(config, opts);
+  if (cluster && worker) config = { ...config, roles: cluster.clusterWorkerRoles(config) };
   // A cluster worker's primary has run the migrations.
   const deps = await buildDeps(config, { migrate: !worker });
   const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});

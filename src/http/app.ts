@@ -3,7 +3,6 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { TSchema } from '@sinclair/typebox';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newRequestId } from '../domain/ids.js';
 import { AppError } from '../errors/app-error.js';
@@ -12,7 +11,7 @@ import { answered } from './answered.js';
 import { authHook } from './auth-hook.js';
 import type { App } from './types.js';
 import type { Deps } from '../wiring/deps.js';
-import { docsCsp, docsHeaders } from './docs-headers.js';
+import { lazyDocs } from './docs-app.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { metered } from './metered-route.js';
@@ -135,14 +134,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   });
 
   await app.register(swagger, openapiOptions(deps.config));
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true },
-    logLevel: 'warn',
-    staticCSP: true,
-    transformStaticCSP: docsCsp,
-    uiHooks: { onRequest: docsHeaders },
-  });
+  // Swagger UI, in an instance of its own built on the first request for it (docs-app.ts).
+  const docs = lazyDocs(() => app.swagger() as ReturnType<Parameters<typeof lazyDocs>[0]>);
+  for (const url of ['/docs', '/docs/*']) app.get(url, { schema: { hide: true }, logLevel: 'warn' }, docs);
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());

@@ -1,0 +1,47 @@
+// /docs (Swagger UI) is served by a Fastify instance of its own, built on the first request for it.
+// @fastify/swagger-ui and what it loads (@fastify/static, send, glob, its own yaml) were about an
+// eighth of the server's start-up (2026-11-26), for pages most processes never serve. The gateway
+// forwards each /docs request to that instance in process (inject) and answers what it answered.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { StaticDocumentSpec } from '@fastify/swagger';
+import { docsCsp, docsHeaders } from './docs-headers.js';
+
+/** Request headers a static file server acts on; the rest (the caller's key, cookies) stay behind. */
+const FORWARDED = ['accept', 'accept-encoding', 'if-none-match', 'if-modified-since', 'range', 'host'] as const;
+/** Answer headers the gateway's own connection sets. */
+const OWN = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date']);
+
+/** The handler of GET /docs and /docs/*: `spec` is the gateway's OpenAPI document, read when the docs are first built. */
+export function lazyDocs(spec: () => StaticDocumentSpec['document']): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  let docs: Promise<FastifyInstance> | undefined;
+  return async (request, reply) => {
+    docs ??= buildDocs(spec()).catch((err: unknown) => {
+      docs = undefined; // the next request tries again
+      throw err;
+    });
+    const app = await docs;
+    const headers: Record<string, string> = {};
+    for (const h of FORWARDED) {
+      const v = request.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    const res = await app.inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers });
+    for (const [k, v] of Object.entries(res.headers)) if (!OWN.has(k) && v !== undefined) reply.header(k, v);
+    return reply.code(res.statusCode).send(res.rawPayload);
+  };
+}
+
+async function buildDocs(document: StaticDocumentSpec['document']): Promise<FastifyInstance> {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+  const app = Fastify({ logger: false });
+  await app.register(swagger, { mode: 'static', specification: { document } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true },
+    staticCSP: true,
+    transformStaticCSP: docsCsp,
+    uiHooks: { onRequest: docsHeaders },
+  });
+  await app.ready();
+  return app;
+}
