@@ -136,7 +136,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   await app.register(swagger, openapiOptions(deps.config));
   // Swagger UI, in an instance of its own built on the first request for it (docs-app.ts).
   const docs = lazyDocs(() => app.swagger() as ReturnType<Parameters<typeof lazyDocs>[0]>);
-  for (const url of ['/docs', '/docs/*']) app.get(url, { schema: { hide: true }, logLevel: 'warn' }, docs);
+  for (const url of ['/docs', '/docs/*']) app.get(url, { schema: { hide: true }, logLevel: 'warn' }, docs.handler);
+  app.addHook('onClose', () => docs.close());
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());

@@ -11,10 +11,17 @@ const FORWARDED = ['accept', 'accept-encoding', 'if-none-match', 'if-modified-si
 /** Answer headers the gateway's own connection sets. */
 const OWN = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date']);
 
-/** The handler of GET /docs and /docs/*: `spec` is the gateway's OpenAPI document, read when the docs are first built. */
-export function lazyDocs(spec: () => StaticDocumentSpec['document']): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+export interface LazyDocs {
+  /** The handler of GET /docs and /docs/*. */
+  handler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  /** Closes the docs' instance if it was built (with the gateway's). */
+  close(): Promise<void>;
+}
+
+/** `spec`: the gateway's OpenAPI document, read when the docs are first built. */
+export function lazyDocs(spec: () => StaticDocumentSpec['document']): LazyDocs {
   let docs: Promise<FastifyInstance> | undefined;
-  return async (request, reply) => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     docs ??= buildDocs(spec()).catch((err: unknown) => {
       docs = undefined; // the next request tries again
       throw err;
@@ -29,6 +36,11 @@ export function lazyDocs(spec: () => StaticDocumentSpec['document']): (request: 
     for (const [k, v] of Object.entries(res.headers)) if (!OWN.has(k) && v !== undefined) reply.header(k, v);
     return reply.code(res.statusCode).send(res.rawPayload);
   };
+  const close = async (): Promise<void> => {
+    const built = await docs?.catch(() => undefined);
+    await built?.close();
+  };
+  return { handler, close };
 }
 
 async function buildDocs(document: StaticDocumentSpec['document']): Promise<FastifyInstance> {
