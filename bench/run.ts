@@ -321,6 +321,23 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   account) in alternating runs. What is left with many accounts is the script's own loop over
   distinct buckets (about 2 µs a request for one account, measured in Redis's command statistics).
   The 50-account runs' wrk script now formats each key's request once instead of on every request.
+- 2026-11-27, the run above, on an erratic host: within one round the echo spent less CPU a
+  request than bare Fastify (47.4 against 57.8 µs in round 5, 57.8 against 68.8 in round 2), which
+  no code of ours can do; bare's own rounds ranged from 9,274 to 18,857 requests/s and 52 to 69 µs
+  a request. The host's speed changed within minutes, so this run's HTTP ratios (echo 1.11, tweet
+  0.79 of bare) are not a measure of the code: the run of 2026-11-26 night on a steady fast host
+  (echo 0.72, tweet 0.46) is. Start-up (0.59 s for the server, 0.86 s for \`npm start\`), export
+  (0.89 of gzip) and memory (139 MB) meet their targets here; the ingest (24,197 tweets/s) is about
+  half of what the same code did on 2026-11-26 night, in line with bare Fastify's CPU a request
+  (52 to 69 µs against 16 to 18).
+- Tried on the tweet read, 2026-11-27, not kept: \`--no-allocation-site-pretenuring\` (no change in
+  alternating runs). Measured: the tweet allocates 14.4 kB a request against the echo's 12.0 and
+  promotes about 72 kB into the old generation a scavenge against 5 kB (the largest share allocated
+  where a credit hold is recorded, the hold and its Map entry), so it runs a few full collections a
+  minute where the echo runs none. Scavenges took 3.7 µs a request against the echo's 1.7, and
+  marking and sweeping about 2 µs more in a perf profile. Also tried:
+  the tweet store's inserts as multi-row statements of 100 (as the ledger's), slower (crawl page
+  writer 18 to 20k tweets/s against 23 to 25k).
 `;
 // The scaling section (npm run bench:scaling) is kept as it was.
 const mdPath = join(repoRoot, 'docs/benchmarks.md');
