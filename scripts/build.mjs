@@ -34,8 +34,8 @@ writeFileSync(stampFile, stamp);
 // The server's start-up was three quarters module loading: Node 20 resolves, compiles and links
 // each ES module on its own, and the server loaded about 680 (our 167, Kysely's 262, TypeBox's
 // 248); with those bundled, about 390 CommonJS files (Ajv, Fastify, prom-client, OpenTelemetry's
-// API, semver...) were still resolved and read one by one: 1.05 s to /healthz against 0.69 s with
-// them inside too (2026-11-26, same host). So the command line is one bundle of our code and every
+// API, semver...) were still resolved and read one by one: 1.05-1.14 s to /healthz against
+// 0.72-0.81 s with them inside too (2026-11-26, alternating starts on one host). So the command line is one bundle of our code and every
 // package but those that load native code or read files beside themselves (better-sqlite3, pino's
 // transports, swagger-ui's static files) and the optional integrations (their own packages, and
 // large). Code splitting keeps each `import()` a chunk of its own, loaded on first use, so an
