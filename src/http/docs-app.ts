@@ -33,6 +33,13 @@ export function lazyDocs(spec: () => StaticDocumentSpec['document']): LazyDocs {
       if (typeof v === 'string') headers[h] = v;
     }
     const res = await app.inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers });
+    // Its failures are the gateway's: the not-found handler, or the error handler by status, each in
+    // the contract's envelope (the instance's own answers are Fastify's default shape).
+    if (res.statusCode === 404) {
+      reply.callNotFound();
+      return reply;
+    }
+    if (res.statusCode >= 400) throw Object.assign(new Error(`The documentation answered ${res.statusCode}.`), { statusCode: res.statusCode });
     for (const [k, v] of Object.entries(res.headers)) if (!OWN.has(k) && v !== undefined) reply.header(k, v);
     return reply.code(res.statusCode).send(res.rawPayload);
   };

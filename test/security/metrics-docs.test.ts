@@ -54,4 +54,12 @@ describe('/metrics without a token, /docs', () => {
       assert.equal(final.headers['referrer-policy'], 'no-referrer');
     }
   });
+
+  test('/docs answers a path it does not serve in the error envelope, with the request id', async () => {
+    for (const url of ['/docs/nope.js', '/docs/static/nope.js', '/docs/static/..%2F..%2Fpackage.json']) {
+      const res = await h.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(errorOf(res).code, 'not_found', url); // errorOf also checks meta.requestId
+    }
+  });
 });
