@@ -35,14 +35,14 @@ writeFileSync(stampFile, stamp);
 // each ES module on its own, and the server loaded about 680 (our 167, Kysely's 262, TypeBox's
 // 248); with those bundled, about 390 CommonJS files (Ajv, Fastify, prom-client, OpenTelemetry's
 // API, semver...) were still resolved and read one by one: 1.05-1.14 s to /healthz against
-// 0.72-0.81 s with them inside too (2026-11-26, alternating starts on one host). So the command line is one bundle of our code and every
-// package but those that load native code or read files beside themselves (better-sqlite3, pino's
-// transports, swagger-ui's static files) and the optional integrations (their own packages, and
-// large). Code splitting keeps each `import()` a chunk of its own, loaded on first use, so an
-// optional integration (S3, Redis, the wallet, Bluesky) still loads its package only when
-// configured. CommonJS code inside an ES module bundle calls `require` for Node's built-ins: the
-// banner gives it one. Not minified: stack traces keep our function names. Replaces the
-// file-by-file dist/src/cli/main.js; the rest of dist/src stays for the benchmarks' children.
+// 0.72-0.81 s with them inside too (2026-11-26, alternating starts on one host). So the command
+// line is one bundle of our code and every package except two kinds, left in node_modules: those
+// that load native code or read files beside themselves (better-sqlite3, pino's transports,
+// swagger-ui's static files), and the optional integrations, which are large and imported only
+// when configured. Code splitting keeps each `import()` a chunk of its own, loaded on first use.
+// CommonJS code inside an ES module bundle calls `require` for Node's built-ins: the banner gives
+// it one. Not minified: stack traces keep our function names. Replaces the file-by-file
+// dist/src/cli/main.js; the rest of dist/src stays for the benchmarks' children.
 async function bundleCommandLine(outdir) {
   const outside = /^(better-sqlite3|@fastify\/swagger-ui|pino|thread-stream|pg|pg-.*|ioredis|@aws-sdk\/.*|@smithy\/.*|@atproto\/.*|viem|esbuild|tsx)(\/|$)/;
   await build({
