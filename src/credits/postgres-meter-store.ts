@@ -24,7 +24,7 @@ import type { Kysely } from 'kysely';
 import { counterIds } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
-import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type ReserveResult } from './meter-store.js';
+import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 const newReservationId = counterIds('rsv');
 
@@ -88,8 +88,7 @@ interface Refusal {
 interface PendingCharge {
   hold: Hold;
   info: ChargeInfo;
-  resolve: (r: Charged | undefined) => void;
-  reject: (err: unknown) => void;
+  to: SettleTarget;
 }
 
 interface LeaseAttempt {
@@ -156,16 +155,15 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   settle(reservationId: string, info: ChargeInfo): Promise<Charged | undefined> {
+    return settlePromise((to) => this.settleTo(reservationId, info, to));
+  }
+
+  settleTo(reservationId: string, info: ChargeInfo, to: SettleTarget): void {
     const hold = this.holds.get(reservationId);
-    if (!hold) return Promise.resolve(undefined);
+    if (!hold) return to.settled(undefined);
     this.holds.delete(reservationId);
-    const c = { hold, info } as PendingCharge;
-    this.pending.push(c);
+    this.pending.push({ hold, info, to });
     this.scheduleFlush();
-    return new Promise((resolve, reject) => {
-      c.resolve = resolve;
-      c.reject = reject;
-    });
   }
 
   async release(reservationId: string): Promise<boolean> {
@@ -412,7 +410,7 @@ export class PostgresMeterStore implements MeterStore {
       // Nothing was written: the holds' credits stay in the lease, free for other calls.
       for (const c of batch) {
         c.hold.lease.held -= c.hold.amount;
-        c.reject(err);
+        c.to.failed(err);
       }
       return;
     }
@@ -430,7 +428,7 @@ export class PostgresMeterStore implements MeterStore {
       l.held -= c.hold.amount;
       l.leased -= c.hold.amount;
       l.lastUsedAt = Date.now();
-      c.resolve({ charged: c.hold.amount, balance: balance + offsets[i]! });
+      c.to.settled({ charged: c.hold.amount, balance: balance + offsets[i]! });
     });
     for (const c of missed) await this.chargeDirect(c);
   }
@@ -441,10 +439,10 @@ export class PostgresMeterStore implements MeterStore {
     const a = c.hold.lease.accountId;
     try {
       const row = await this.statements.chargeFromBalance(a, amount, c.info);
-      if (row.balance === null) c.reject(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));
-      else c.resolve({ charged: amount, balance: Number(row.balance) });
+      if (row.balance === null) c.to.failed(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));
+      else c.to.settled({ charged: amount, balance: Number(row.balance) });
     } catch (err) {
-      c.reject(err);
+      c.to.failed(err);
     }
   }
 }

@@ -6,7 +6,7 @@
 import type SQLite from 'better-sqlite3';
 import { counterIds, nowIso } from '../domain/ids.js';
 import { TurnMemo } from '../db/turn-memo.js';
-import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type ReserveResult } from './meter-store.js';
+import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 const newReservationId = counterIds('rsv');
 
@@ -30,14 +30,13 @@ interface PendingCharge {
   accountId: string;
   amount: number;
   info: ChargeInfo;
-  resolve: (r: Charged | undefined) => void;
-  reject: (err: unknown) => void;
+  to: SettleTarget;
 }
 
 function deliver(c: PendingCharge, o: ChargeOutcome): void {
-  if (o === 'gone') c.resolve(undefined);
-  else if ('insufficient' in o) c.reject(insufficientCredits(c.amount, o.insufficient));
-  else c.resolve(o);
+  if (o === 'gone') c.to.settled(undefined);
+  else if ('insufficient' in o) c.to.failed(insufficientCredits(c.amount, o.insufficient));
+  else c.to.settled(o);
 }
 
 export class SqliteMeterStore implements MeterStore {
@@ -91,23 +90,21 @@ export class SqliteMeterStore implements MeterStore {
   }
 
   settle(reservationId: string, info: ChargeInfo): Promise<Charged | undefined> {
+    return settlePromise((to) => this.settleTo(reservationId, info, to));
+  }
+
+  settleTo(reservationId: string, info: ChargeInfo, to: SettleTarget): void {
     const h = this.holds.get(reservationId);
-    if (!h) return Promise.resolve(undefined);
+    if (!h) return to.settled(undefined);
     let batch = this.batch;
     if (!batch) {
       const b: PendingCharge[] = (batch = this.batch = []);
       this.grouped(() => this.chargeAll(b)).then(
         (outcomes) => outcomes.forEach((o, i) => deliver(b[i]!, o)),
-        (err) => b.forEach((c) => c.reject(err)),
+        (err) => b.forEach((c) => c.to.failed(err)),
       );
     }
-    // No closures of our own per call: under tsx each named one costs a defineProperty.
-    const c = { reservationId, accountId: h.accountId, amount: h.amount, info } as PendingCharge;
-    batch.push(c);
-    return new Promise((resolve, reject) => {
-      c.resolve = resolve;
-      c.reject = reject;
-    });
+    batch.push({ reservationId, accountId: h.accountId, amount: h.amount, info, to });
   }
 
   async release(reservationId: string): Promise<boolean> {

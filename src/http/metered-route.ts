@@ -5,6 +5,7 @@ import { AnswerBurst } from './answer-burst.js';
 import { JsonText } from './json-text.js';
 import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
+import type { Charged, SettleTarget } from '../credits/meter-store.js';
 
 // Reserve before the work, settle on a 2xx, release on anything else: a failure is never charged.
 // One wrapper around each keyed route's handler does all of it, after validation (bad input is
@@ -85,6 +86,18 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       let payload = inner.call(this, request, reply);
       if (payload instanceof Promise) payload = await payload;
       body = toBody(reply, payload);
+    } catch (err) {
+      await undo(deps, request);
+      throw err;
+    }
+    return settleAndSend(request, reply, body);
+  };
+
+  // After the handler: refund a non-2xx, keep an idempotent answer, charge, answer.
+  const settleAndSend = async (request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> => {
+    const auth = request.auth!;
+    const m = request.metering!;
+    try {
       // Charged only for a 2xx: a handler that answers otherwise without throwing is a failure too.
       if (reply.statusCode < 200 || reply.statusCode >= 300) await undo(deps, request);
       // The answer to an Idempotency-Key is kept before the charge: if keeping it fails, nothing has
@@ -109,9 +122,51 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       throw err;
     }
     send(request, reply, body);
-    return undefined;
   };
-  if (cost > 0) return full as RouteHandlerMethod;
+
+  // What the synchronous path does with a charge's outcome (Settling calls it; it never throws).
+  const outcome: ChargeOutcome = {
+    settled(request, reply, body, s) {
+      const m = request.metering!;
+      m.reservationId = undefined;
+      try {
+        if (s) {
+          m.charged = s.charged;
+          m.balanceAfter = s.balance;
+          deps.metrics.creditsCharged.inc(route.route, s.charged);
+        }
+        send(request, reply, body);
+      } catch (err) {
+        reply.send(err as Error);
+      }
+    },
+    failed(request, reply, err) {
+      undoThrow(deps, request, err).catch((e: unknown) => reply.send(e as Error));
+    },
+  };
+  if (cost > 0) {
+    // The common charged call (no Idempotency-Key, the hold and the answer known at once) takes the
+    // same steps without a promise of its own: the charge's outcome goes to one object that answers.
+    // Anything else, or anything that fails, takes the full path above. (The cached tweet under 50
+    // connections: 3 to 6% less CPU a request than through the async wrapper, alternating runs.)
+    return function chargedHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+      if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) return full.call(this, request, reply);
+      const r = deps.meter.tryReserveSync?.(request.auth!.accountId, cost);
+      if (!r?.ok) return full.call(this, request, reply);
+      const m = (request.metering = { charged: 0, reservationId: r.reservationId } as NonNullable<FastifyRequest['metering']>);
+      let body: string;
+      try {
+        const payload = inner.call(this, request, reply);
+        if (payload instanceof Promise) return payload.then((p) => toBody(reply, p)).then((b) => settleAndSend(request, reply, b), (err) => undoThrow(deps, request, err));
+        body = toBody(reply, payload);
+      } catch (err) {
+        return undoThrow(deps, request, err);
+      }
+      if (reply.statusCode < 200 || reply.statusCode >= 300) return settleAndSend(request, reply, body);
+      deps.meter.settleTo(m.reservationId!, { requestId: request.id, keyId: request.auth!.keyId, endpoint: route.endpoint }, new Settling(outcome, request, reply, body));
+      return undefined;
+    } as RouteHandlerMethod;
+  }
 
   // A free route holds and settles nothing, so unless an Idempotency-Key must be claimed, the wrapper
   // is synchronous, and a synchronous handler answers with no promise at all, at the end of the turn
@@ -128,6 +183,35 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
     );
     return undefined;
   } as RouteHandlerMethod;
+}
+
+interface ChargeOutcome {
+  settled(request: FastifyRequest, reply: FastifyReply, body: string, s: Charged | undefined): void;
+  failed(request: FastifyRequest, reply: FastifyReply, err: unknown): void;
+}
+
+/** One charged call waiting for its charge's commit (one class for every route: the stores' call sites stay monomorphic). */
+class Settling implements SettleTarget {
+  constructor(
+    private readonly outcome: ChargeOutcome,
+    private readonly request: FastifyRequest,
+    private readonly reply: FastifyReply,
+    private readonly body: string,
+  ) {}
+
+  settled(s: Charged | undefined): void {
+    this.outcome.settled(this.request, this.reply, this.body, s);
+  }
+
+  failed(err: unknown): void {
+    this.outcome.failed(this.request, this.reply, err);
+  }
+}
+
+/** undo, then the failure (a rejected promise, for Fastify's error path). */
+async function undoThrow(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, request: FastifyRequest, err: unknown): Promise<never> {
+  await undo(deps, request);
+  throw err;
 }
 
 /** A failed call: its hold is released and its idempotency claim freed, so a corrected retry can run. */

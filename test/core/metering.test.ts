@@ -7,6 +7,8 @@ import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { buildApp } from '../../src/http/app.js';
 import { appLogger } from '../../src/http/logging.js';
 import { metered } from '../../src/http/metered-route.js';
+import { errorHandler } from '../../src/http/error-handler.js';
+import { insufficientCredits, type MeterStore } from '../../src/credits/meter-store.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -74,6 +76,84 @@ test('an unexpected failure is a 500 in the envelope: not charged, no internals 
     const line = logged.find((l) => l.msg === 'unhandled error');
     assert.equal(line?.requestId, body.meta.requestId);
     assert.match(line?.err?.stack ?? '', /secret internals/);
+  } finally {
+    await app.close();
+  }
+});
+
+// The charged path that answers without a promise of its own (no Idempotency-Key, the hold and the
+// answer known at once) hands the charge's outcome to an object: each way it can end, over HTTP.
+test('the synchronous charged path: a refused or failed charge, or a throwing handler, is answered and not charged; the hold is released', async () => {
+  const a = await h.account({ credits: 100 });
+  const real = h.deps.meter;
+  let failWith: { err: unknown; releases: boolean } | undefined;
+  let sawSettle = 0;
+  // The real store, except that settleTo can fail: letting the hold go first (as the stores do when
+  // the credits are gone), or not (the route must release it).
+  const meter: MeterStore = Object.create(real) as MeterStore;
+  meter.settleTo = (id, info, to) => {
+    sawSettle++;
+    const fail = failWith;
+    if (!fail) return real.settleTo(id, info, to);
+    if (!fail.releases) return void setImmediate(() => to.failed(fail.err));
+    void real.release(id).then(() => to.failed(fail.err));
+  };
+  const deps = { ...h.deps, meter };
+  const app = Fastify();
+  app.log = appLogger('silent');
+  app.decorateRequest('startedAt', 0);
+  app.setErrorHandler(errorHandler(deps));
+  app.addHook('onRequest', async (request) => {
+    // A balance read before the call: after a failure the answer says the stored one.
+    request.auth = { keyId: 'key_t', accountId: a.accountId, planId: 'free', balance: 999, rateLimitPerMinute: 600 };
+  });
+  app.get('/ok', metered(deps, (() => ({ ok: true })) as unknown as RouteHandlerMethod, { cost: 30, endpoint: 'tok', route: '/ok' }));
+  app.get(
+    '/throws',
+    metered(
+      deps,
+      (() => {
+        throw new Error('handler broke');
+      }) as unknown as RouteHandlerMethod,
+      { cost: 30, endpoint: 'tthrows', route: '/throws' },
+    ),
+  );
+  const balance = async () => (await getBalance(h.deps.store.db, a.accountId))!.balance;
+  try {
+    failWith = { err: insufficientCredits(30, 0), releases: true };
+    const refused = await app.inject({ url: '/ok' });
+    assert.equal(refused.statusCode, 402);
+    assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, 'insufficient_credits');
+    assert.equal(refused.headers['x-credits-charged'], '0');
+    assert.equal(refused.headers['x-credits-remaining'], '100');
+
+    failWith = { err: new Error('disk I/O error'), releases: false };
+    const failed = await app.inject({ url: '/ok' });
+    assert.equal(failed.statusCode, 500);
+    assert.equal((JSON.parse(failed.body) as { error: { code: string } }).error.code, 'internal_error');
+    assert.equal(failed.headers['x-credits-charged'], '0');
+    assert.equal(failed.headers['x-credits-remaining'], '100');
+    assert.equal(sawSettle, 2, 'both calls took the synchronous path');
+
+    const threw = await app.inject({ url: '/throws' });
+    assert.equal(threw.statusCode, 500);
+    assert.equal(threw.headers['x-credits-charged'], '0');
+    assert.equal(threw.headers['x-credits-remaining'], '100');
+    assert.equal(sawSettle, 2, 'a handler that throws settles nothing');
+
+    assert.equal(await balance(), 100);
+    assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 100);
+    // Every hold above was released: the whole balance can be held again, and a charge then answers.
+    failWith = undefined;
+    const held = await real.reserve(a.accountId, 100);
+    assert.ok(held.ok);
+    await real.release(held.reservationId);
+    const ok = await app.inject({ url: '/ok' });
+    assert.equal(ok.statusCode, 200);
+    assert.equal(ok.headers['x-credits-charged'], '30');
+    assert.equal(ok.headers['x-credits-remaining'], '70');
+    assert.equal(await balance(), 70);
+    assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 70);
   } finally {
     await app.close();
   }
