@@ -9,7 +9,7 @@ import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { AppError } from '../../src/errors/app-error.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
-import { runSdg, startServer, type ServerProcess } from '../helpers/processes.js';
+import { runSdg, startServer, until, type ServerProcess } from '../helpers/processes.js';
 
 const pg = process.env.TEST_DATABASE_URL;
 const info = (requestId: string): ChargeInfo => ({ requestId, keyId: null, endpoint: 'e' });
@@ -96,7 +96,8 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     const m = meter();
     const r = await m.reserve(a, 10);
     assert.ok(r.ok);
-    await new Promise((res) => setTimeout(res, 200)); // its first renewal is done; the next in 10 s
+    // Its first renewal done (the next in 10 s), on a slow host too: one landing after the stall below would undo it.
+    await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
     // As if the process stalled: it stops renewing, its lease expires, another process sweeps it.
     await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
     const other = meter();
