@@ -15,11 +15,17 @@ export interface AuthRecord {
 }
 
 /**
- * A hold's id is a number of the process that made it (holds never leave it). Not a string: under
- * load, string ids (\`rsv_…\`) as the holds' Map keys made the charged tweet promote about 80 kB into
- * the old generation per scavenge against 15 kB with numbers, and so run more full collections.
+ * A hold, as the store that made it knows it: an object of this process (holds never leave it),
+ * settled or released at most once. Not an id in a Map: a long-lived Map that takes and drops an
+ * entry per call has V8 allocate each rehashed table in the old generation, and the tables it drops
+ * keep their entries alive until a full collection (see docs/benchmarks.md, 2026-11-27).
  */
-export type ReserveResult = { ok: true; reservationId: number } | { ok: false; available: number };
+export interface Reservation {
+  readonly [reservationBrand]: true;
+}
+declare const reservationBrand: unique symbol;
+
+export type ReserveResult = { ok: true; reservationId: Reservation } | { ok: false; available: number };
 
 export interface ChargeInfo {
   requestId: string;
@@ -62,11 +68,11 @@ export interface MeterStore {
    * released). Rejects with insufficient_credits if another process spent the credits meanwhile.
    * Resolves only once the charge and its ledger entry are committed.
    */
-  settle(reservationId: number, info: ChargeInfo): Promise<Charged | undefined>;
+  settle(reservationId: Reservation, info: ChargeInfo): Promise<Charged | undefined>;
   /** `settle`, its outcome given to `to` instead of a promise (the metered route's hot path). */
-  settleTo(reservationId: number, info: ChargeInfo, to: SettleTarget): void;
+  settleTo(reservationId: Reservation, info: ChargeInfo, to: SettleTarget): void;
   /** Frees a hold without charging; false if it was already settled or released. */
-  release(reservationId: number): Promise<boolean>;
+  release(reservationId: Reservation): Promise<boolean>;
   balance(accountId: string): Promise<number | undefined>;
   /** Work the store does in the background (expired leases); every API process runs it. */
   sweep?(): Promise<number>;

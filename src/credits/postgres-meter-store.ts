@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
-import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
+import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 
 /** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
@@ -75,6 +75,8 @@ interface AccountLease {
 interface Hold {
   lease: AccountLease;
   amount: number;
+  /** Neither settled nor released yet. */
+  open: boolean;
 }
 
 /** Why a lease could not be extended: what `need` found available. */
@@ -103,9 +105,6 @@ export class PostgresMeterStore implements MeterStore {
   /** This process's name on its leases. */
   readonly owner = `p_${randomBytes(9).toString('base64url')}`;
   private readonly leases = new Map<string, AccountLease>();
-  private readonly holds = new Map<number, Hold>();
-  /** The last hold's id: holds never leave this process, so a counter names them (see ReserveResult). */
-  private lastHold = 0;
   private pending: PendingCharge[] = [];
   /** Group statements in flight. */
   private writing = 0;
@@ -154,22 +153,22 @@ export class PostgresMeterStore implements MeterStore {
     }
   }
 
-  settle(reservationId: number, info: ChargeInfo): Promise<Charged | undefined> {
+  settle(reservationId: Reservation, info: ChargeInfo): Promise<Charged | undefined> {
     return settlePromise((to) => this.settleTo(reservationId, info, to));
   }
 
-  settleTo(reservationId: number, info: ChargeInfo, to: SettleTarget): void {
-    const hold = this.holds.get(reservationId);
-    if (!hold) return to.settled(undefined);
-    this.holds.delete(reservationId);
+  settleTo(reservationId: Reservation, info: ChargeInfo, to: SettleTarget): void {
+    const hold = reservationId as unknown as Hold;
+    if (!hold.open) return to.settled(undefined);
+    hold.open = false;
     this.pending.push({ hold, info, to });
     this.scheduleFlush();
   }
 
-  async release(reservationId: number): Promise<boolean> {
-    const hold = this.holds.get(reservationId);
-    if (!hold) return false;
-    this.holds.delete(reservationId);
+  async release(reservationId: Reservation): Promise<boolean> {
+    const hold = reservationId as unknown as Hold;
+    if (!hold.open) return false;
+    hold.open = false;
     hold.lease.held -= hold.amount;
     return true;
   }
@@ -199,9 +198,8 @@ export class PostgresMeterStore implements MeterStore {
   private hold(l: AccountLease, amount: number): ReserveResult {
     l.held += amount;
     l.lastUsedAt = Date.now();
-    const id = ++this.lastHold;
-    this.holds.set(id, { lease: l, amount });
-    return { ok: true, reservationId: id };
+    const hold: Hold = { lease: l, amount, open: true };
+    return { ok: true, reservationId: hold as unknown as Reservation };
   }
 
   private leaseOf(accountId: string): AccountLease {

@@ -6,7 +6,7 @@
 import type SQLite from 'better-sqlite3';
 import { nowIso } from '../domain/ids.js';
 import { TurnMemo } from '../db/turn-memo.js';
-import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
+import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 
 /** Values bound per ledger row: account_id, amount, balance_after, request_id, key_id, endpoint, created_at. */
@@ -22,19 +22,19 @@ type ChargeOutcome = Charged | { insufficient: number } | 'gone';
 interface Hold {
   accountId: string;
   amount: number;
+  /** Neither settled nor released yet. */
+  open: boolean;
 }
 
 interface PendingCharge {
-  reservationId: number;
-  accountId: string;
-  amount: number;
+  hold: Hold;
   info: ChargeInfo;
   to: SettleTarget;
 }
 
 function deliver(c: PendingCharge, o: ChargeOutcome): void {
   if (o === 'gone') c.to.settled(undefined);
-  else if ('insufficient' in o) c.to.failed(insufficientCredits(c.amount, o.insufficient));
+  else if ('insufficient' in o) c.to.failed(insufficientCredits(c.hold.amount, o.insufficient));
   else c.to.settled(o);
 }
 
@@ -45,9 +45,6 @@ export class SqliteMeterStore implements MeterStore {
   private readonly ledgerInserts = new Map<number, SQLite.Statement>();
   /** Charges settled in the current event-loop turn, committed together (see chargeAll). */
   private batch: PendingCharge[] | undefined;
-  private readonly holds = new Map<number, Hold>();
-  /** The last hold's id: holds never leave this process, so a counter names them (see ReserveResult). */
-  private lastHold = 0;
   /** Credits held per account by this process's calls in flight. */
   private readonly held = new Map<string, number>();
   /** Balances, read once per event-loop turn (0 for an unknown account). */
@@ -80,23 +77,22 @@ export class SqliteMeterStore implements MeterStore {
     checkAmount(amount);
     const available = this.seen.get(accountId, this.readBalance) - (this.held.get(accountId) ?? 0);
     if (available < amount) return { ok: false, available: Math.max(0, available) };
-    const id = ++this.lastHold;
-    this.holds.set(id, { accountId, amount });
+    const hold: Hold = { accountId, amount, open: true };
     this.held.set(accountId, (this.held.get(accountId) ?? 0) + amount);
-    return { ok: true, reservationId: id };
+    return { ok: true, reservationId: hold as unknown as Reservation };
   }
 
   async reserve(accountId: string, amount: number): Promise<ReserveResult> {
     return this.tryReserveSync(accountId, amount);
   }
 
-  settle(reservationId: number, info: ChargeInfo): Promise<Charged | undefined> {
+  settle(reservationId: Reservation, info: ChargeInfo): Promise<Charged | undefined> {
     return settlePromise((to) => this.settleTo(reservationId, info, to));
   }
 
-  settleTo(reservationId: number, info: ChargeInfo, to: SettleTarget): void {
-    const h = this.holds.get(reservationId);
-    if (!h) return to.settled(undefined);
+  settleTo(reservationId: Reservation, info: ChargeInfo, to: SettleTarget): void {
+    const hold = reservationId as unknown as Hold;
+    if (!hold.open) return to.settled(undefined);
     let batch = this.batch;
     if (!batch) {
       const b: PendingCharge[] = (batch = this.batch = []);
@@ -105,25 +101,25 @@ export class SqliteMeterStore implements MeterStore {
         (err) => b.forEach((c) => c.to.failed(err)),
       );
     }
-    batch.push({ reservationId, accountId: h.accountId, amount: h.amount, info, to });
+    batch.push({ hold, info, to });
   }
 
-  async release(reservationId: number): Promise<boolean> {
-    return this.drop(reservationId) !== undefined;
+  async release(reservationId: Reservation): Promise<boolean> {
+    return this.drop(reservationId as unknown as Hold);
   }
 
   async balance(accountId: string): Promise<number | undefined> {
     return this.balanceStmt.get(accountId)?.balance;
   }
 
-  private drop(id: number): Hold | undefined {
-    const h = this.holds.get(id);
-    if (!h) return undefined;
-    this.holds.delete(id);
+  /** Ends a hold: false if it had ended already. */
+  private drop(h: Hold): boolean {
+    if (!h.open) return false;
+    h.open = false;
     const left = (this.held.get(h.accountId) ?? 0) - h.amount;
     if (left > 0) this.held.set(h.accountId, left);
     else this.held.delete(h.accountId);
-    return h;
+    return true;
   }
 
   // The charges settled in one event-loop turn, as one job of the group commit (one savepoint):
@@ -136,14 +132,15 @@ export class SqliteMeterStore implements MeterStore {
     const at = nowIso();
     const rows: unknown[] = [];
     const results = batch.map((c): ChargeOutcome => {
-      if (!this.drop(c.reservationId)) return 'gone';
-      let acc = accounts.get(c.accountId);
-      if (!acc) accounts.set(c.accountId, (acc = { balance: this.readBalance(c.accountId), total: 0 }));
-      if (acc.balance < c.amount) return { insufficient: acc.balance };
-      acc.balance -= c.amount;
-      acc.total += c.amount;
-      rows.push(c.accountId, -c.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint, at);
-      return { charged: c.amount, balance: acc.balance };
+      const { hold } = c;
+      if (!this.drop(hold)) return 'gone';
+      let acc = accounts.get(hold.accountId);
+      if (!acc) accounts.set(hold.accountId, (acc = { balance: this.readBalance(hold.accountId), total: 0 }));
+      if (acc.balance < hold.amount) return { insufficient: acc.balance };
+      acc.balance -= hold.amount;
+      acc.total += hold.amount;
+      rows.push(hold.accountId, -hold.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint, at);
+      return { charged: hold.amount, balance: acc.balance };
     });
     this.writeLedger(rows);
     for (const [accountId, acc] of accounts) {

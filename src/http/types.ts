@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ErrorCode } from '../errors/app-error.js';
+import type { Reservation } from '../credits/meter-store.js';
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface AuthContext {
@@ -12,7 +13,7 @@ export interface AuthContext {
 }
 
 export interface MeteringState {
-  reservationId?: number;
+  reservationId?: Reservation;
   charged: number;
   balanceAfter?: number;
   idempotencyKey?: string;
