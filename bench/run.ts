@@ -338,16 +338,22 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   marking and sweeping about 2 µs more in a perf profile. Also tried:
   the tweet store's inserts as multi-row statements of 100 (as the ledger's), slower (crawl page
   writer 18 to 20k tweets/s against 23 to 25k).
-- 2026-11-27, later: the charged call's promotion traced to its hold's id. With the holds Map keyed
-  by numbers instead of \`rsv_…\` strings (nothing else changed), the tweet promoted 15 to 18 kB a
-  scavenge instead of 73 to 80 (the echo 7), and in 10 s at 50 connections spent 168 ms in scavenges
-  against 295 and ran 6 full collections against 8. Holds are now numbered per process. Why string
-  keys cost this in the server and not in a small loop that mimics it was not found. Also this
-  session, a charged call whose hold and answer are known at once answers without an async wrapper or
-  a promise per call (\`MeterStore.settleTo\`): 3 to 6% less CPU a request for the tweet in two
-  alternating A/B runs of 10 rounds on copies of one store. Still unexplained: under the tweet the
-  old generation grows about 120 kB a scavenge (\`--trace-gc-verbose\`), of which promotion is 17;
-  the rest is allocated there directly, by code not found.
+- 2026-11-27, later: the charged call's garbage collection traced to two long-lived Maps. Bisected
+  with \`--trace-gc-nvp\` under load (10 s, 50 connections), toggling parts of the charged path in a
+  scratch build: the ledger insert, the debit, the group commit and the credits metric changed
+  nothing; the holds Map did. V8 allocates the new table of a long-lived Map that rehashes (after
+  enough inserts and deletes) or is cleared directly in the old generation, and the table it drops
+  keeps its entries alive until a full collection, so they are promoted. The holds Map took and
+  dropped an entry per call, keyed by \`rsv_…\` strings; each turn's memos (balances, keys, tweets)
+  were cleared. Holds are now objects the caller hands back (no Map), a memo is a new Map each turn.
+  Promoted a scavenge: 73 to 80 kB with string ids, 15 to 18 with numbered ids (an intermediate
+  step), 5 now (the echo: 7); full collections in 10 s 8 to 10, then 6 to 8, now 3, their
+  incremental marking 189, 138, now 35 ms. Also this session, a charged call whose hold and answer
+  are known at once answers without an async wrapper or a promise per call
+  (\`MeterStore.settleTo\`). That change and the hold objects each took 3 to 6% less CPU a request for
+  the tweet in alternating A/B runs of 10 rounds on copies of one store (the numbered ids alone: no
+  difference resolved), on a host whose speed changed twofold within the
+  hour (its ratios to bare are not a measure; \`npm run bench\` was not rerun).
 `;
 // The scaling section (npm run bench:scaling) is kept as it was.
 const mdPath = join(repoRoot, 'docs/benchmarks.md');
