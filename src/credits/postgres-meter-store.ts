@@ -25,7 +25,6 @@ import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
-
 /** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
 const LEASE_FIRST_CALLS = 8;
 const LEASE_MAX_CALLS = 4096;

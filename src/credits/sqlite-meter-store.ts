@@ -8,7 +8,6 @@ import { nowIso } from '../domain/ids.js';
 import { TurnMemo } from '../db/turn-memo.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
-
 /** Values bound per ledger row: account_id, amount, balance_after, request_id, key_id, endpoint, created_at. */
 const LEDGER_VALUES_PER_ROW = 7;
 /**
