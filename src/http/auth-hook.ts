@@ -5,6 +5,7 @@ import type { Deps } from '../wiring/deps.js';
 import type { MultiDecision } from '../ratelimit/rate-limiter.js';
 import type { KeyResolver } from '../accounts/key-resolver.js';
 import { IpGuard } from '../ratelimit/ip-guard.js';
+import { countText } from './count-text.js';
 
 /** onRequest of every keyed route (callback style: no promise when the key is known at once, see KeyResolver.known). */
 export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyResolver) {
@@ -55,7 +56,7 @@ const SCOPES = ['key', 'account'] as const;
 
 function applyLimit(request: FastifyRequest, reply: FastifyReply, perMinute: number, d: MultiDecision): void {
   // Strings, not numbers: Node writes string header values several µs faster per response.
-  reply.headers({ 'x-request-id': request.id, 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining), 'ratelimit-reset': String(d.resetSeconds) });
+  reply.headers({ 'x-request-id': request.id, 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': countText(d.remaining), 'ratelimit-reset': String(d.resetSeconds) });
   if (!d.allowed) {
     const scope = SCOPES[d.refused ?? 0] ?? 'key';
     const whose = scope === 'key' ? 'this API key' : "this account (all of its keys together)";

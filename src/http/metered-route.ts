@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import { answered } from './answered.js';
 import { AnswerBurst } from './answer-burst.js';
 import { JsonText } from './json-text.js';
+import { countText } from './count-text.js';
 import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
 import type { Charged, SettleTarget } from '../credits/meter-store.js';
@@ -45,7 +46,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   const send = (request: FastifyRequest, reply: FastifyReply, body: string): void => {
     const m = request.metering!;
     // Header values as strings: Node's header writer is several µs slower per response given numbers.
-    reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': String(m.balanceAfter ?? request.auth!.balance), 'content-type': 'application/json; charset=utf-8' });
+    reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': countText(m.balanceAfter ?? request.auth!.balance), 'content-type': 'application/json; charset=utf-8' });
     answered(deps, request, reply);
     reply.send(body);
   };
@@ -68,7 +69,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         if ('claimed' in claim) m.idempotencyKey = claim.claimed;
         else {
           const replay = claim.replay;
-          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': String(auth.balance) });
+          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': countText(auth.balance) });
           answered(deps, request, reply);
           reply.type('application/json; charset=utf-8').send(replay.body);
           return undefined;
@@ -234,5 +235,5 @@ async function undo(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, 
 /** Error answers of keyed routes carry the credit headers too (nothing charged). */
 export function creditHeaders(request: FastifyRequest, reply: FastifyReply): void {
   if (!request.auth) return;
-  reply.headers({ 'x-credits-charged': '0', 'x-credits-remaining': String(request.metering?.balanceAfter ?? request.auth.balance) });
+  reply.headers({ 'x-credits-charged': '0', 'x-credits-remaining': countText(request.metering?.balanceAfter ?? request.auth.balance) });
 }
