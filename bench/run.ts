@@ -350,10 +350,9 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   step), 5 now (the echo: 7); full collections in 10 s 8 to 10, then 6 to 8, now 3, their
   incremental marking 189, 138, now 35 ms. Also this session, a charged call whose hold and answer
   are known at once answers without an async wrapper or a promise per call
-  (\`MeterStore.settleTo\`). That change and the hold objects each took 3 to 6% less CPU a request for
-  the tweet in alternating A/B runs of 10 rounds on copies of one store (the numbered ids alone: no
-  difference resolved), on a host whose speed changed twofold within the
-  hour (its ratios to bare are not a measure; \`npm run bench\` was not rerun).
+  (\`MeterStore.settleTo\`). In alternating A/B runs of 10 rounds on copies of one store, that change
+  took 3 to 6% less CPU a request for the tweet and the hold objects 3 to 7% (the numbered ids
+  alone: no difference resolved), on a host whose speed changed twofold within the hour (its ratios to bare are not a measure; \`npm run bench\` was not rerun).
   A last source, found by sampling only the allocations that outlive a scavenge (the inspector's
   \`HeapProfiler.startSampling\` with \`includeObjectsCollectedByMinorGC: false\`): the strings of
   per-request counts in headers (credits and calls remaining), which \`String(n)\` leaves in V8's
