@@ -94,6 +94,16 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
     return settleAndSend(request, reply, body);
   };
 
+  // The hold is settled: what it charged (nothing if it was gone), for the headers and the metric.
+  const charged = (request: FastifyRequest, s: Charged | undefined): void => {
+    const m = request.metering!;
+    m.reservationId = undefined;
+    if (!s) return;
+    m.charged = s.charged;
+    m.balanceAfter = s.balance;
+    deps.metrics.creditsCharged.inc(route.route, s.charged);
+  };
+
   // After the handler: refund a non-2xx, keep an idempotent answer, charge, answer.
   const settleAndSend = async (request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> => {
     const auth = request.auth!;
@@ -109,13 +119,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       if (m.reservationId) {
         // The hold stays recorded until settled: if settling fails, undo releases it (a no-op if the
         // failed settle already let it go).
-        const s = await deps.meter.settle(m.reservationId, { requestId: request.id, keyId: auth.keyId, endpoint: route.endpoint });
-        m.reservationId = undefined;
-        if (s) {
-          m.charged = s.charged;
-          m.balanceAfter = s.balance;
-          deps.metrics.creditsCharged.inc(route.route, s.charged);
-        }
+        charged(request, await deps.meter.settle(m.reservationId, { requestId: request.id, keyId: auth.keyId, endpoint: route.endpoint }));
       }
       m.idempotencyKey = undefined;
     } catch (err) {
@@ -128,14 +132,8 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   // What the synchronous path does with a charge's outcome (Settling calls it; it never throws).
   const outcome: ChargeOutcome = {
     settled(request, reply, body, s) {
-      const m = request.metering!;
-      m.reservationId = undefined;
       try {
-        if (s) {
-          m.charged = s.charged;
-          m.balanceAfter = s.balance;
-          deps.metrics.creditsCharged.inc(route.route, s.charged);
-        }
+        charged(request, s);
         send(request, reply, body);
       } catch (err) {
         reply.send(err as Error);
