@@ -2,7 +2,7 @@
 // one statement (one round trip, atomic), except the sweep. Every statement that touches both locks
 // the account rows before the lease rows, accounts in id order, so none can deadlock with another;
 // renewing a process's liveness locks only its own owner row.
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
 import type { ChargeInfo } from './meter-store.js';
@@ -43,6 +43,34 @@ export interface GroupEntries {
   keyIds: Array<string | null>;
   endpoints: string[];
 }
+
+/**
+ * The group charge's text, written once: the one statement run for every group of charges, where
+ * building and compiling it through Kysely's template on each call took about 30 µs of the
+ * process's CPU a group (a third of its cost beside the round trip). Its last column is
+ * `assertAll('mine', 'd')` written out. $1 account ids (sorted), $2 their totals, $3 the owner,
+ * $4-$9 the entries' columns, $10 the time.
+ */
+const CHARGE_GROUP = `
+      with v as (
+        select * from unnest($1::text[], $2::bigint[]) as v(account_id, total)
+      ), d as (
+        update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
+         where a.id = v.account_id
+        returning a.id, a.balance
+      ), mine as (
+        update credit_leases c set amount = c.amount - v.total from v, d
+         where d.id = v.account_id and c.account_id = v.account_id and c.owner = $3 and c.amount >= v.total
+        returning c.account_id
+      ), e as (
+        select * from unnest($4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
+                 with ordinality as e(account_id, amount, later, request_id, key_id, endpoint, ord)
+      ), ins as (
+        insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
+        select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, $10
+          from e join d on d.id = e.account_id order by e.ord
+      )
+      select id, balance, (case when (select count(*) from mine) = (select count(*) from d) then '1' else '${LEASE_GONE}' end)::int as checked from d`;
 
 export class LeaseStatements {
   constructor(
@@ -134,26 +162,9 @@ export class LeaseStatements {
    * as a whole (isLeaseGone) if any of the leases is gone.
    */
   async chargeGroup(ids: string[], totals: number[], e: GroupEntries): Promise<Array<{ id: string; balance: number }>> {
-    const r = await sql<{ id: string; balance: number }>`
-      with v as (
-        select * from unnest(${ids}::text[], ${totals}::bigint[]) as v(account_id, total)
-      ), d as (
-        update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
-         where a.id = v.account_id
-        returning a.id, a.balance
-      ), mine as (
-        update credit_leases c set amount = c.amount - v.total from v, d
-         where d.id = v.account_id and c.account_id = v.account_id and c.owner = ${this.owner} and c.amount >= v.total
-        returning c.account_id
-      ), e as (
-        select * from unnest(${e.accountIds}::text[], ${e.amounts}::bigint[], ${e.later}::bigint[], ${e.requestIds}::text[], ${e.keyIds}::text[], ${e.endpoints}::text[])
-                 with ordinality as e(account_id, amount, later, request_id, key_id, endpoint, ord)
-      ), ins as (
-        insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
-        select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, ${nowIso()}
-          from e join d on d.id = e.account_id order by e.ord
-      )
-      select id, balance, ${assertAll('mine', 'd')} as checked from d`.execute(this.db);
+    const r = await this.db.executeQuery<{ id: string; balance: number }>(
+      CompiledQuery.raw(CHARGE_GROUP, [ids, totals, this.owner, e.accountIds, e.amounts, e.later, e.requestIds, e.keyIds, e.endpoints, nowIso()]),
+    );
     return r.rows.map((x) => ({ id: x.id, balance: Number(x.balance) }));
   }
 
