@@ -391,7 +391,22 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   arrays encoded by our code instead of pg's (no change). With 50 accounts in turn: the server
   37 µs a request, Postgres 30 (groups of 17 charges, each debiting about as many accounts and
   leases), Redis 8. API keys are now hashed with \`crypto.hash\` (0.2 against 0.6 µs a key), which
-  the embedded key check does once per distinct key per turn.
+  the embedded key check does once per distinct key per turn. The load generator, wrk, spends 8 to
+  9 µs of CPU a request on both stores. So a request costs the two cores together about 21 µs with
+  bare Fastify (its server 12, wrk 9) and 50 to 58 with the tweet on Postgres + Redis (the server 26
+  to 31, Postgres 12 to 13.5, Redis 3 to 4, wrk 8 to 9). With the server alone on its core, 0.5 of bare (about
+  40,000 requests/s) would need, even with both cores never idle, the server at 25 µs a request or
+  less and Postgres and Redis together at 16 or less (wrk taking the rest of the other core); the
+  server's core was busy 67 to 75% of the time, so in practice less still.
+  On the embedded store, what the charge costs the tweet (its cost set to 0 against 100, four
+  alternating rounds): about 4.2 of 21 µs a request. Tried on it, not kept: the group commit waiting
+  one more event-loop turn when its group is small (no change in CPU a request; the server makes
+  about 0.7 WAL write calls a request); and one index over an account's ledger instead of two (the
+  usage list paged by time then id, so SQLite's (account_id, created_at) index, which ends in the
+  rowid, serves it): 1.5 to 3.5% less CPU a request for the embedded tweet in 12 alternating pairs,
+  no difference resolved on Postgres, at the price of a changed order for the usage list and an
+  index build on Postgres at the upgrade. In a loop of transactions of 27 charges the ledger row
+  cost SQLite 1.45 µs with no index and 0.6 to 1.1 more for each of its two.
 `;
 // The scaling section (npm run bench:scaling) is kept as it was.
 const mdPath = join(repoRoot, 'docs/benchmarks.md');
