@@ -48,9 +48,8 @@ export interface GroupEntries {
  * The group charge's text, written once: the one statement run for every group of charges, where
  * building and compiling it through Kysely's template on each call took about 26 µs of the
  * process's CPU for a group of 25 (of about 100 µs; a `select 1` through the same pool takes about
- * 40). Its last column is
- * `assertAll('mine', 'd')` written out. $1 account ids (sorted), $2 their totals, $3 the owner,
- * $4-$9 the entries' columns, $10 the time.
+ * 40). Its last column is `assertAll('mine', 'd')` written out. Parameters: $1 the account ids
+ * (sorted), $2 their totals, $3 the owner, $4-$9 the entries' columns, $10 the time.
  */
 const CHARGE_GROUP = `
       with v as (
