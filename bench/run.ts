@@ -410,16 +410,16 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
 - 2026-11-27, later in the morning: part of what the Postgres tweet adds is the host's. With the
   tweet's cost set to 0, the server on Postgres + Redis spent 18 to 21.6 µs of CPU a request (busy
   about 90% of its core); charged, 29 to 35 (busy 65 to 75%): 10 to 14 µs for the charge, against
-  4.7 on the embedded store, while the process's own side of a group statement comes to about 3 µs a
+  4.2 to 4.7 on the embedded store, while the process's own side of a group statement comes to about 3 µs a
   request (the loop above). No function shows it: in perf samples of both, the shares of Node's
   binary, the kernel and the JIT's code are the same (41%, 35 to 37%, 17 to 19%), so everything
   runs slower a request, and per thread all of it is the main thread's. With a spinner at idle
   priority on the server's CPU (\`chrt --idle 0\`: it runs only while the server sleeps, so the
   virtual CPU never halts), the same server spent 28.1 and 29.7 µs a request against 34.1 and 35.8
   without, and served 15 to 20% more requests; the embedded tweet, busy 90 to 95%, 4 to 6% less. A
-  server that waits on Postgres in many short gaps pays, on this VM, for each wake-up (cold caches,
-  the virtual CPU handed back and forth), so part of the gap to the embedded store is the host's
-  rather than the code's. The benchmark runs no spinner: it is not what \`npm start\` ships.
+  server that waits on Postgres in many short gaps pays, on this VM, for each wake-up (we take it
+  to be cold caches and the virtual CPU's halt and resume; not measured further), so part of the
+  gap to the embedded store is the host's rather than the code's. The benchmark runs no spinner: it is not what \`npm start\` ships.
 - 2026-11-27, 07:30 UTC: the rate limit's script now reads the last minute's hash only for the
   buckets this minute's lacks (one HMGET a call instead of two, most of the time) and formats the
   time once a call instead of once a bucket. Redis's CPU a call of 30 requests over 50 accounts:
