@@ -13,8 +13,9 @@ const LEASE_GONE = 'credit lease gone';
  * An assertion inside a statement: fails it (and so rolls back all its writes) unless the CTEs `a`
  * and `b` changed as many rows, i.e. every account debited had this process's lease to take it from.
  */
-const assertAll = (a: string, b: string) =>
-  sql`(case when (select count(*) from ${sql.raw(a)}) = (select count(*) from ${sql.raw(b)}) then '1' else ${LEASE_GONE} end)::int`;
+const assertAllText = (a: string, b: string): string =>
+  `(case when (select count(*) from ${a}) = (select count(*) from ${b}) then '1' else '${LEASE_GONE}' end)::int`;
+const assertAll = (a: string, b: string) => sql.raw(assertAllText(a, b));
 
 /** A statement failed because a lease of this process was swept meanwhile (it stalled past its lease time). */
 export const isLeaseGone = (err: unknown): boolean => {
@@ -48,8 +49,8 @@ export interface GroupEntries {
  * The group charge's text, written once: the one statement run for every group of charges, where
  * building and compiling it through Kysely's template on each call took about 26 µs of the
  * process's CPU for a group of 25 (of about 100 µs; a `select 1` through the same pool takes about
- * 40). Its last column is `assertAll('mine', 'd')` written out. Parameters: $1 the account ids
- * (sorted), $2 their totals, $3 the owner, $4-$9 the entries' columns, $10 the time.
+ * 40). Parameters: $1 the account ids (sorted), $2 their totals, $3 the owner, $4-$9 the entries'
+ * columns, $10 the time.
  */
 const CHARGE_GROUP = `
       with v as (
@@ -70,7 +71,7 @@ const CHARGE_GROUP = `
         select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, $10
           from e join d on d.id = e.account_id order by e.ord
       )
-      select id, balance, (case when (select count(*) from mine) = (select count(*) from d) then '1' else '${LEASE_GONE}' end)::int as checked from d`;
+      select id, balance, ${assertAllText('mine', 'd')} as checked from d`;
 
 export class LeaseStatements {
   constructor(
