@@ -435,18 +435,23 @@ Targets: at most 1.5× the time of \`gzip -6\` on the same uncompressed bytes; p
   \`--trace-gc\` showed scavenges of 3 to 4 ms that freed about 4 of every 7 MB instead of 0.3 to
   0.5 ms that freed 6.5, and a full collection every 200 ms instead of every 1.5 s: most of each
   request's objects outlived its request. Postgres's and Redis's CPU a request and the charges a
-  commit were the same in both. \`--no-allocation-site-pretenuring\` (V8 no longer decides, from the
-  survival it sees at scavenges, to allocate the objects of some allocation sites straight into the
-  old generation) removed it: 0 of 13 such servers were slow (26 to 31 µs). Our reading is that one
-  such decision, taken while the process warms up, makes objects that die with their request live
-  in the old generation, where until the next full collection they keep the young objects they
-  point to alive; \`--trace-pretenuring-statistics\` shows decisions in fast and slow processes alike
-  and names sites only by address, so which one we did not find. With the flag, in alternating
-  runs: the embedded tweet 19.2 to 20.6 µs a request without and 19.0 to 20.3 with (7 pairs of
-  fresh servers; no slow state seen there), the 50-account tweet on Postgres + Redis 31.7 to 32.4
-  and 31.1 to 32.8 (3 pairs), the crawl page writer 66,500 to 68,300 and 64,200 to 66,500 tweets/s,
-  the export 0.68 to 0.71 of gzip both ways. \`npm start\` and the image now pass it. The "cost 0"
-  runs at half the rate noted on 2026-11-27 morning (40 µs a request) were most likely this.
+  commit were the same in both. With V8's allocation-site pretenuring off (V8 no longer decides, from
+  the survival it sees at scavenges, to allocate the objects of some allocation sites straight into
+  the old generation), 0 of 25 such servers were slow (26 to 32 µs): 13 with
+  \`--no-allocation-site-pretenuring\` on the command line, 12 with it set by \`v8.setFlagsFromString\`
+  as the process starts. Our reading is that one such decision, taken while the process warms up,
+  makes objects that die with their request live in the old generation, where until the next full
+  collection they keep the young objects they point to alive; \`--trace-pretenuring-statistics\`
+  shows decisions in fast and slow processes alike and names sites only by address, so which one
+  we did not find. On the embedded store the flag is not free: in this benchmark's harness (the
+  echo, then the tweet, in one server) 5 alternating pairs gave the echo 16.3 to 17.0 µs a request
+  with it against 14.1 to 14.8 without, and the tweet 21.4 to 21.7 against 18.8 to 19.8, leaving
+  out one pair where bare Fastify was slow too (17.1 and 23.5 without the flag there) (a fresh
+  server given the tweet alone showed no difference, 7 pairs; we did not find why). So \`sdg serve\`
+  sets it on Postgres only (\`src/cli/v8-tuning.ts\`). On Postgres + Redis, 3 pairs of this
+  harness: the tweet 24.4 to 26.3 µs with it against 25.5 to 29.1 without, the echo the same; 50
+  accounts the same. The "cost 0" runs at half the rate noted on 2026-11-27 morning (40 µs a
+  request) were most likely this state.
   Measured on the embedded store, not kept: the ledger table's id declared without AUTOINCREMENT,
   so that a commit does not also update \`sqlite_sequence\` (ids are never reused either way, since
   ledger rows are never deleted): 0.35 µs less a request for the charged tweet (medians of 6
