@@ -198,6 +198,39 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
   }
 }
 
+/**
+ * The charged tweet alone on `servers` servers started one after another, each fresh (its own store,
+ * nothing served before): one result per server. Unlike benchHttp, where the echo warms each server
+ * first and the best round is kept, this shows how the servers an operator starts differ from one
+ * another (docs/benchmarks.md, 2026-11-27: on Postgres about half of them once stayed in a state
+ * that cost 1.5 to 2 times the CPU a request).
+ */
+export async function benchFreshServers(opts: { backend: 'embedded' | 'postgres'; servers: number; seconds?: number; connections?: number }): Promise<HttpResult[]> {
+  const out: HttpResult[] = [];
+  for (let i = 0; i < opts.servers; i++) {
+    const store = await benchStore(opts.backend);
+    try {
+      const env = { ...store.env, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
+      const [key] = await benchKeys(env, 1);
+      const server = await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']);
+      try {
+        await pin(server.child.pid!);
+        const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
+        const url = `${server.url}/social/v1/tweets/${sample.tweetIds[0]}`;
+        await fetch(url, { headers: { 'x-api-key': key! } });
+        const res = await load(`fresh server ${i + 1}`, server.child.pid!, url, { 'x-api-key': key! }, opts.seconds ?? 10, opts.connections ?? 50);
+        console.error(`${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request`);
+        out.push(res);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await store.dispose();
+    }
+  }
+  return out;
+}
+
 /** The same load on every API process at once (connections split between them), summed. */
 async function loadAll(name: string, servers: ServerProcess[], path: string, keys: { headers: Record<string, string>; script?: string }, seconds: number, connections: number): Promise<HttpResult> {
   const per = Math.max(1, Math.floor(connections / servers.length));
