@@ -108,6 +108,7 @@ ${
     ? 'Not measured in this run (BENCH_POSTGRES=0).'
     : `The same servers and load with \`DATABASE_URL\` and \`REDIS_URL\` set (a fresh schema of this machine's
 Postgres, its Redis), in ${Math.min(rounds, 3)} rounds each, best kept; bare Fastify measured again in each group.
+On Postgres the server also turns V8's allocation-site pretenuring off as it starts (README, "Operating it").
 With 50 accounts, wrk hands out their keys in turn (one per request). With two API processes, both
 are pinned to the same server CPU and each takes half the connections: on this 2-core host a second
 process adds no CPU, so the figure shows what sharing the store costs, not what a bigger host gains.
