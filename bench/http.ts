@@ -129,6 +129,22 @@ async function benchKeys(env: Record<string, string>, count: number): Promise<st
   }
 }
 
+/** The environment of our servers on a bench store, as `npm start` would serve it (API only). */
+const serverEnv = (storeEnv: Record<string, string>): Record<string, string> => ({ ...storeEnv, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' });
+
+/** Our server, compiled, with the shipped flags (`npm run bench` builds it first), pinned. */
+async function startOurs(env: Record<string, string>): Promise<ServerProcess> {
+  const server = await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']);
+  await pin(server.child.pid!);
+  return server;
+}
+
+/** The path of a tweet of the demo network, the one every tweet run reads. */
+async function tweetPath(env: Record<string, string>): Promise<string> {
+  const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
+  return `/social/v1/tweets/${sample.tweetIds[0]}`;
+}
+
 // The host's other load comes and goes (this is a shared 2-core VM), so each endpoint is measured
 // in several rounds, the three taking turns within a round, and the round with the highest
 // throughput is kept for each: a short stall elsewhere cannot land on one endpoint only.
@@ -151,15 +167,12 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
 
   await pin(bare.pid!);
   const store = await benchStore(backend);
-  const env = { ...store.env, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
+  const env = serverEnv(store.env);
   const keys = await benchKeys(env, opts.accounts ?? 1);
-  // As `npm start` runs it: the compiled program (`npm run bench` builds it first).
   const servers: ServerProcess[] = [];
   const luaDir = mkdtempSync(join(tmpdir(), 'sdg-bench-lua-'));
   try {
-    for (let i = 0; i < nProc; i++) servers.push(await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']));
-    for (const s of servers) await pin(s.child.pid!);
-    const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
+    for (let i = 0; i < nProc; i++) servers.push(await startOurs(env));
     // One key: a header. Several: a wrk script hands them out in turn, one per request.
     let keyArgs: { headers: Record<string, string>; script?: string } = { headers: { 'x-api-key': keys[0]! } };
     if (keys.length > 1) {
@@ -172,14 +185,14 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
       );
       keyArgs = { headers: {}, script };
     }
-    const tweetPath = `/social/v1/tweets/${sample.tweetIds[0]}`;
-    for (const k of keys) for (const s of servers) await fetch(`${s.url}${tweetPath}`, { headers: { 'x-api-key': k } }); // fills the store and the caches
+    const tweet = await tweetPath(env);
+    for (const k of keys) for (const s of servers) await fetch(`${s.url}${tweet}`, { headers: { 'x-api-key': k } }); // fills the store and the caches
     const ours = (name: string, path: string) => () => loadAll(name, servers, path, keyArgs, seconds, connections);
     const tag = `${backend === 'postgres' ? 'Postgres + Redis' : 'embedded'}${keys.length > 1 ? `, ${keys.length} accounts` : ''}${nProc > 1 ? `, ${nProc} API processes` : ''}`;
     const plan = [
       () => load('bare Fastify GET /hello', bare.pid!, `http://127.0.0.1:${port}/hello`, {}, seconds, connections),
       ours(`ours GET /echo/v1/hello (authenticated, metered, 0 credits; ${tag})`, '/echo/v1/hello'),
-      ours(`ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached; ${tag})`, tweetPath),
+      ours(`ours GET /social/v1/tweets/{id} (authenticated, charged 100, cached; ${tag})`, tweet),
     ];
     const best: HttpResult[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -210,13 +223,11 @@ export async function benchFreshServers(opts: { backend: 'embedded' | 'postgres'
   for (let i = 0; i < opts.servers; i++) {
     const store = await benchStore(opts.backend);
     try {
-      const env = { ...store.env, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' };
+      const env = serverEnv(store.env);
       const [key] = await benchKeys(env, 1);
-      const server = await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']);
+      const server = await startOurs(env);
       try {
-        await pin(server.child.pid!);
-        const sample = JSON.parse((await runSdg(['demo', 'sample', '--json'], env)).stdout) as { tweetIds: string[] };
-        const url = `${server.url}/social/v1/tweets/${sample.tweetIds[0]}`;
+        const url = `${server.url}${await tweetPath(env)}`;
         await fetch(url, { headers: { 'x-api-key': key! } });
         const res = await load(`fresh server ${i + 1}`, server.child.pid!, url, { 'x-api-key': key! }, opts.seconds ?? 10, opts.connections ?? 50);
         console.error(`${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request`);
