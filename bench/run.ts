@@ -32,7 +32,8 @@ console.log(JSON.stringify(http, null, 2));
 // Scale-out: the same calls on Postgres + Redis (BENCH_DATABASE_URL, BENCH_REDIS_URL; default this
 // machine's), one account, 50 accounts, and two API processes. BENCH_POSTGRES=0 skips them.
 const scaleOut: Array<{ label: string; results: HttpResult[] }> = [];
-if (process.env.BENCH_POSTGRES !== '0') {
+const withPostgres = process.env.BENCH_POSTGRES !== '0';
+if (withPostgres) {
   const pgRounds = Math.min(rounds, 3);
   for (const [label, o] of [
     ['one account', {}],
@@ -46,7 +47,7 @@ if (process.env.BENCH_POSTGRES !== '0') {
 }
 // The tweet alone on fresh servers, one after another: how the servers one starts differ.
 const freshEmbedded = await benchFreshServers({ backend: 'embedded', servers: 4, seconds });
-const freshPostgres = process.env.BENCH_POSTGRES !== '0' ? await benchFreshServers({ backend: 'postgres', servers: 4, seconds }) : [];
+const freshPostgres = withPostgres ? await benchFreshServers({ backend: 'postgres', servers: 4, seconds }) : [];
 // The ingest in rounds too, keeping the round where the crawl writer was fastest.
 const CRAWL = 'crawl page writer, pages of 100 from 8 accounts at once (tweets/s)';
 let ingest: Record<string, unknown> = {};
