@@ -125,7 +125,7 @@ export interface paths {
         };
         /**
          * The account's ledger of grants and charges, newest first.
-         * @description Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. ?endpoint= keeps one operation’s entries.
+         * @description Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. Newest first by time; entries of the same millisecond, newest id first. ?endpoint= keeps one operation’s entries.
          *
          *     **Cost:** free (0 credits).
          */

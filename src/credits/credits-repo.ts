@@ -36,9 +36,23 @@ export async function ledgerSum(db: Kysely<Database>, accountId: string): Promis
   return Number(r.total);
 }
 
-export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, beforeId?: number, endpoint?: string) {
+/** Where a page of the ledger ends: the last entry's time and id (the list is newest first). */
+export interface LedgerPosition {
+  at: string;
+  id: number;
+}
+
+// Newest first by time, then id: the (account_id, created_at) index serves it (on SQLite it ends in
+// the rowid; on Postgres entries of the same millisecond are sorted after the index scan), and
+// the ledger keeps no index by (account_id, id) (migration 012).
+export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, before?: LedgerPosition, endpoint?: string) {
   let q = db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId);
   if (endpoint !== undefined) q = q.where('endpoint', '=', endpoint);
-  if (beforeId !== undefined) q = q.where('id', '<', beforeId);
-  return q.orderBy('id', 'desc').limit(limit + 1).execute();
+  if (before !== undefined) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.at, before.id)));
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+}
+
+/** An entry's time, for a cursor issued before the list was ordered by time (it carries the id only). */
+export async function ledgerEntryTime(db: Kysely<Database>, accountId: string, id: number): Promise<string | undefined> {
+  return (await db.selectFrom('ledger_entries').select('created_at').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst())?.created_at;
 }

@@ -133,6 +133,55 @@ for (const backend of backends()) {
       assert.equal(await ledgerSum(h.deps.store.db, u.accountId), 15);
     });
 
+    test('usage is ordered by time, then id within a millisecond, across pages; an id-only cursor from before goes on', async () => {
+      const u = await h.account({ credits: 0 });
+      const other = await h.account({ credits: 0 });
+      const db = h.deps.store.db;
+      // Amounts name the entries. 4 is written after 3 with an earlier time (a clock stepped back).
+      const times = ['2026-01-01T00:00:00.001Z', '2026-01-01T00:00:00.002Z', '2026-01-01T00:00:00.002Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.002Z', '2026-01-01T00:00:00.003Z', '2026-01-01T00:00:00.002Z'];
+      const idOf = new Map<number, number>();
+      for (const [i, at] of times.entries()) {
+        const row = await db
+          .insertInto('ledger_entries')
+          .values({ account_id: u.accountId, kind: 'grant', amount: i + 1, balance_after: 0, request_id: null, key_id: null, endpoint: null, note: null, created_at: at })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        idOf.set(i + 1, Number(row.id));
+      }
+      await db.updateTable('accounts').set({ balance: 28 }).where('id', '=', u.accountId).execute(); // the ledger sums to the balance
+      const expected = [6, 7, 5, 3, 2, 1, 4];
+      for (const limit of [1, 2, 3, 7]) {
+        const seen: number[] = [];
+        let cursor: string | null = null;
+        do {
+          const q: string = cursor ? `?limit=${limit}&cursor=${encodeURIComponent(cursor)}` : `?limit=${limit}`;
+          const res = await h.app.inject({ url: `/api/v1/usage${q}`, headers: { 'x-api-key': u.apiKey } });
+          assert.equal(res.statusCode, 200);
+          const body = json<{ items: Array<{ amount: number }>; nextCursor: string | null }>(res);
+          seen.push(...body.items.map((i) => i.amount));
+          cursor = body.nextCursor;
+        } while (cursor);
+        assert.deepEqual(seen, expected, `limit ${limit}`);
+      }
+      // A cursor as issued before this order (the last entry's opaque id only), after entry 5.
+      const { OpaqueIds } = await import('../../src/domain/opaque-ids.js');
+      const ids = new OpaqueIds(h.deps.secret, 'led');
+      const legacy = (id: number) => h.deps.cursors.encode(`usage:${u.accountId}`, { after: ids.encode(id) });
+      const res = await h.app.inject({ url: `/api/v1/usage?limit=10&cursor=${encodeURIComponent(legacy(idOf.get(5)!))}`, headers: { 'x-api-key': u.apiKey } });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(json<{ items: Array<{ amount: number }> }>(res).items.map((i) => i.amount), [3, 2, 1, 4]);
+      // The same kind of cursor naming another account's entry is refused, and charges nothing.
+      const theirs = await db
+        .insertInto('ledger_entries')
+        .values({ account_id: other.accountId, kind: 'grant', amount: 1, balance_after: 1, request_id: null, key_id: null, endpoint: null, note: null, created_at: times[0]! })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await db.updateTable('accounts').set({ balance: 1 }).where('id', '=', other.accountId).execute();
+      const foreign = await h.app.inject({ url: `/api/v1/usage?cursor=${encodeURIComponent(legacy(Number(theirs.id)))}`, headers: { 'x-api-key': u.apiKey } });
+      assert.equal(foreign.statusCode, 400);
+      assert.equal(errorOf(foreign).code, 'invalid_cursor');
+    });
+
     for (const limit of ['0', '101', '1.5', 'ten', '-1']) {
       test(`usage limit=${limit} is 400 invalid_request`, async () => {
         const res = await h.app.inject({ url: `/api/v1/usage?limit=${limit}`, headers: { 'x-api-key': a.apiKey } });

@@ -18,6 +18,21 @@ async function describeSchema(store: Store): Promise<unknown> {
   return { tables, indexes: indexes.map((i) => ({ name: i.name, sql: i.sql?.replace(/\bt_[0-9a-f]{12}\./g, '') ?? null })) };
 }
 
+/** The ledger's indexes other than its primary key, by name. */
+async function ledgerIndexes(store: Store): Promise<string[]> {
+  const rows =
+    store.dialect === 'sqlite'
+      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'ledger_entries' and sql is not null order by name`.execute(store.db)).rows
+      : (await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'ledger_entries' and indexname <> 'ledger_entries_pkey' order by indexname`.execute(store.db)).rows;
+  return rows.map((r) => r.name);
+}
+
+async function ledgerForeignKeys(store: Store): Promise<number> {
+  return store.dialect === 'postgres'
+    ? (await sql<{ n: number }>`select count(*)::int as n from pg_constraint where conrelid = 'ledger_entries'::regclass and contype = 'f'`.execute(store.db)).rows[0]!.n
+    : (await sql<{ n: number }>`select count(*) as n from pragma_foreign_key_list('ledger_entries')`.execute(store.db)).rows[0]!.n;
+}
+
 for (const backend of backends()) {
   describe(`migrations (${backend})`, () => {
     test('migrating an empty store one step at a time gives the same schema as a fresh install', async () => {
@@ -46,18 +61,65 @@ for (const backend of backends()) {
       }
     });
 
-    test('the ledger has no foreign key on Postgres (a trigger per row), keeps it on SQLite; down puts it back', async () => {
+    test('the ledger has no foreign key (Postgres since 010, SQLite since 012); down to 009 puts it back', async () => {
       const s = await createTestStore(backend);
       try {
         await migrateToLatest(s.store);
-        const fks = async () =>
-          backend === 'postgres'
-            ? (await sql<{ n: number }>`select count(*)::int as n from pg_constraint where conrelid = 'ledger_entries'::regclass and contype = 'f'`.execute(s.store.db)).rows[0]!.n
-            : (await sql<{ n: number }>`select count(*) as n from pragma_foreign_key_list('ledger_entries')`.execute(s.store.db)).rows[0]!.n;
-        assert.equal(await fks(), backend === 'postgres' ? 0 : 1);
+        assert.equal(await ledgerForeignKeys(s.store), 0);
         const { error } = await (await migratorFor(s.store)).migrateTo('009-hardening');
         assert.equal(error, undefined);
-        assert.equal(await fks(), 1);
+        assert.equal(await ledgerForeignKeys(s.store), 1);
+      } finally {
+        await s.dispose();
+      }
+    });
+
+    test('012 keeps every ledger entry and id, leaves one index by account (by time), and new ids follow the old; down restores both indexes', async () => {
+      const s = await createTestStore(backend);
+      try {
+        const migrator = await migratorFor(s.store);
+        assert.equal((await migrator.migrateTo('011-crawl-cycle-counters')).error, undefined);
+        const db = s.store.db;
+        const now = new Date().toISOString();
+        for (const id of ['acc_a', 'acc_b']) await db.insertInto('accounts').values({ id, name: id, plan_id: 'free', balance: 0, reserved: 0, rate_limit_per_minute: null, created_at: now }).execute();
+        // 300 entries over two accounts, some in one millisecond, with every column used.
+        const rows = Array.from({ length: 300 }, (_, i) => ({
+          account_id: i % 3 === 0 ? 'acc_b' : 'acc_a',
+          kind: i % 10 === 0 ? ('grant' as const) : ('charge' as const),
+          amount: i % 10 === 0 ? 1000 : -7,
+          balance_after: i,
+          request_id: i % 10 === 0 ? null : `req_${i}`,
+          key_id: i % 10 === 0 ? null : 'key_x',
+          endpoint: i % 10 === 0 ? null : 'getTweet',
+          note: i % 10 === 0 ? `grant ${i}` : null,
+          created_at: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 4)).toISOString(),
+        }));
+        await db.insertInto('ledger_entries').values(rows).execute();
+        const all = () => db.selectFrom('ledger_entries').selectAll().orderBy('id').execute();
+        const before = await all();
+        const maxId = Math.max(...before.map((r) => Number(r.id)));
+
+        assert.equal((await migrator.migrateToLatest()).error, undefined);
+        assert.deepEqual(await all(), before);
+        assert.deepEqual(await ledgerIndexes(s.store), ['ledger_entries_account_time_idx']);
+        if (backend === 'sqlite') {
+          const ddl = (await sql<{ sql: string }>`select sql from sqlite_master where name = 'ledger_entries'`.execute(db)).rows[0]!.sql;
+          assert.doesNotMatch(ddl, /autoincrement/i);
+        }
+        const added = await db
+          .insertInto('ledger_entries')
+          .values({ ...rows[1]!, created_at: now })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        assert.ok(Number(added.id) > maxId, `${added.id} > ${maxId}`);
+
+        assert.equal((await migrator.migrateDown()).error, undefined);
+        const restored = await all();
+        assert.deepEqual(restored.slice(0, before.length), before);
+        assert.deepEqual(await ledgerIndexes(s.store), ['ledger_entries_account_idx', 'ledger_entries_account_time_idx']);
+        assert.equal(await ledgerForeignKeys(s.store), backend === 'sqlite' ? 1 : 0);
+        const again = await db.insertInto('ledger_entries').values({ ...rows[1]!, created_at: now }).returning('id').executeTakeFirstOrThrow();
+        assert.ok(Number(again.id) > Number(added.id));
       } finally {
         await s.dispose();
       }

@@ -10,6 +10,7 @@ import { ledgerTimeMigration } from './008-ledger-time.js';
 import { hardeningMigration } from './009-hardening.js';
 import { ledgerNoForeignKeyMigration } from './010-ledger-no-fk-pg.js';
 import { crawlCycleCountersMigration } from './011-crawl-cycle-counters.js';
+import { ledgerOneIndexMigration } from './012-ledger-one-index.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -24,6 +25,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '009-hardening': hardeningMigration(),
     '010-ledger-no-fk-pg': ledgerNoForeignKeyMigration(dialect),
     '011-crawl-cycle-counters': crawlCycleCountersMigration(),
+    '012-ledger-one-index': ledgerOneIndexMigration(dialect),
   };
 }
 

@@ -28,7 +28,7 @@ export function registerCreditsBalance(app: App, deps: Pick<Deps, 'store'>): voi
         .selectFrom('ledger_entries')
         .select('created_at')
         .where('account_id', '=', accountId)
-        .orderBy('id', 'desc')
+        .orderBy('created_at', 'desc')
         .limit(1)
         .executeTakeFirst();
       const acc = await deps.store.db.selectFrom('accounts').select('created_at').where('id', '=', accountId).executeTakeFirstOrThrow();

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ledgerPage } from '../../credits/credits-repo.js';
+import { ledgerEntryTime, ledgerPage, type LedgerPosition } from '../../credits/credits-repo.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
@@ -27,10 +27,16 @@ const UsageQuery = Type.Object(
 export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 'store'>): void {
   // Ledger ids are a sequence across all accounts: answers and cursors carry them encrypted (opaque-ids.ts).
   const ids = new OpaqueIds(deps.secret, 'led');
-  const positionOf = (p: { after?: unknown }): number => {
-    const n = typeof p.after === 'string' ? ids.decode(p.after) : undefined;
-    if (n === undefined) throw new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
-    return n;
+  const invalid = () => new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
+  // A cursor holds the last entry's time and opaque id. One issued before the list was ordered by
+  // time holds the id only: its entry's time is looked up, so a walk across the upgrade goes on.
+  const positionOf = async (accountId: string, p: { after?: unknown; at?: unknown }): Promise<LedgerPosition> => {
+    const id = typeof p.after === 'string' ? ids.decode(p.after) : undefined;
+    if (id === undefined) throw invalid();
+    if (typeof p.at === 'string') return { at: p.at, id };
+    const at = await ledgerEntryTime(deps.store.db, accountId, id);
+    if (at === undefined) throw invalid();
+    return { at, id };
   };
   app.get(
     '/api/v1/usage',
@@ -39,7 +45,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
         operationId: 'listUsage',
         tags: ['account'],
         summary: "The account's ledger of grants and charges, newest first.",
-        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. ?endpoint= keeps one operation’s entries.',
+        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. Newest first by time; entries of the same millisecond, newest id first. ?endpoint= keeps one operation’s entries.',
         querystring: UsageQuery,
         response: { 200: paginated(LedgerEntry, 'One page of ledger entries.') },
       },
@@ -51,7 +57,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
       const endpoint = request.query.endpoint;
       // A cursor serves the list it came from: the filter is part of the list's name.
       const list = endpoint === undefined ? `usage:${accountId}` : `usage:${accountId}:${endpoint}`;
-      const before = request.query.cursor ? positionOf(deps.cursors.decode<{ after?: unknown }>(list, request.query.cursor)) : undefined;
+      const before = request.query.cursor ? await positionOf(accountId, deps.cursors.decode<{ after?: unknown; at?: unknown }>(list, request.query.cursor)) : undefined;
       const rows = await ledgerPage(deps.store.db, accountId, limit, before, endpoint);
       return keysetPage(
         request,
@@ -70,7 +76,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
           note: r.note,
           createdAt: r.created_at,
         }),
-        (r) => ({ after: ids.encode(r.id) }),
+        (r) => ({ after: ids.encode(r.id), at: r.created_at }),
       );
     },
   );
