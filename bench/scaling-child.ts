@@ -165,8 +165,9 @@ async function main(): Promise<Record<string, unknown>> {
         select '${accountId}', 'charge', -1, 1000000000000 - i, 'req' || i, null, 'getTweet', null, strftime('%Y-%m-%dT%H:%M:%fZ', 1700000000 + i, 'unixepoch') from c`);
       const seedSeconds = (performance.now() - seed0) / 1000;
       const middle = Number((await db.selectFrom('ledger_entries').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m) - Math.floor(n / 2);
-      // As the route makes it: the position is the entry's opaque id (led_…).
-      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: new OpaqueIds(deps.secret, 'led').encode(middle) });
+      // As the route makes it: the position is the entry's time and opaque id (led_…).
+      const at = (await db.selectFrom('ledger_entries').select('created_at').where('id', '=', middle).executeTakeFirstOrThrow()).created_at;
+      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: new OpaqueIds(deps.secret, 'led').encode(middle), at });
       await warmUp(['/api/v1/usage?limit=100', `/api/v1/usage?limit=100&cursor=${encodeURIComponent(cursor)}`]);
       const { result, peakRss, baselineRss } = await withPeakRss(async () => ({
         first: await median(50, () => get('/api/v1/usage?limit=100').then(() => undefined)),

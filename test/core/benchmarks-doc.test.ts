@@ -18,3 +18,15 @@ test('docs/benchmarks.md carries bench/where-the-time-goes.md as written', () =>
   const stop = [end, scaling].filter((i) => i !== -1).reduce((a, b) => Math.min(a, b), doc.length);
   assert.equal(doc.slice(at, stop).trim(), section);
 });
+
+// `npm run bench:scaling` replaces what lies between these markers; without them it appends a
+// second scaling section (an edit of the prose above once dropped the start marker).
+test('docs/benchmarks.md has one scaling section, between its two markers', () => {
+  const doc = readFileSync(join(repoRoot, 'docs/benchmarks.md'), 'utf8');
+  const count = (s: string) => doc.split(s).length - 1;
+  assert.equal(count('<!-- scaling:start -->'), 1);
+  assert.equal(count('<!-- scaling:end -->'), 1);
+  assert.equal(count('## Scaling: how the costs grow'), 1);
+  const start = doc.indexOf('<!-- scaling:start -->');
+  assert.ok(start < doc.indexOf('## Scaling: how the costs grow') && doc.indexOf('## Scaling: how the costs grow') < doc.indexOf('<!-- scaling:end -->'));
+});
