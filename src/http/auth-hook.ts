@@ -32,7 +32,8 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     try {
       // x-request-id goes out with the rate-limit headers, or with the error envelope.
-      ipGuard.check(request.ip);
+      // request.ip goes through Fastify's getter and the socket's peer name: only when some address is blocked.
+      if (ipGuard.blocking) ipGuard.check(request.ip);
       const raw = request.headers['x-api-key'];
       const key = Array.isArray(raw) ? raw[0] : raw;
       if (!key) return refuse(request, new AppError('missing_api_key', 'Send your API key in the X-API-Key header.'), done);

@@ -13,6 +13,11 @@ export class IpGuard {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Whether any address is blocked now or was until lately: when not, check() has nothing to do. */
+  get blocking(): boolean {
+    return this.blockedUntil.size > 0;
+  }
+
   /** Throws rate_limited when the address is still blocked; cheap, synchronous, no store access. */
   check(ip: string): void {
     const until = this.blockedUntil.get(ip);
