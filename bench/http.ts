@@ -20,6 +20,37 @@ export interface HttpResult {
   non2xx: number;
   /** The server process's peak resident memory so far (VmHWM), in MB. */
   peakRssMb: number;
+  /** Our servers: garbage collection during the measured run, from the server's own /metrics. */
+  gc?: GcDuring;
+}
+
+/** What prom-client's GC histogram (nodejs_gc_duration_seconds) counted during a run. */
+export interface GcDuring {
+  /** Time in garbage collection a request, in µs (all kinds). */
+  usPerRequest: number;
+  /** Full (mark-sweep-compact) collections a minute. */
+  fullPerMinute: number;
+}
+
+type GcTotals = Record<string, { count: number; seconds: number }>;
+
+// The server's GC histogram by kind (major, minor, incremental, weakcb), summed so far.
+async function gcTotals(metricsUrl: string): Promise<GcTotals> {
+  const text = await (await fetch(metricsUrl)).text();
+  const out: GcTotals = {};
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
+    const k = (out[m[2]!] ??= { count: 0, seconds: 0 });
+    if (m[1] === 'sum') k.seconds = Number(m[3]);
+    else k.count = Number(m[3]);
+  }
+  return out;
+}
+
+function gcDuring(before: GcTotals, after: GcTotals, requests: number, seconds: number): GcDuring {
+  const kinds = Object.keys(after);
+  const secs = kinds.reduce((a, k) => a + after[k]!.seconds - (before[k]?.seconds ?? 0), 0);
+  const full = (after.major?.count ?? 0) - (before.major?.count ?? 0);
+  return { usPerRequest: Math.round((secs * 1e6 / requests) * 10) / 10, fullPerMinute: Math.round((full * 60) / seconds) };
 }
 
 const run = promisify(execFile);
@@ -69,15 +100,19 @@ function cpuMicros(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string): Promise<HttpResult> {
+/** `metricsUrl`: the server's /metrics, read before and after the measured run for its GC figures. */
+async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string, metricsUrl?: string): Promise<HttpResult> {
   await wrk(url, headers, 2, connections, script); // warm-up (JIT, caches)
+  const gc0 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
   const cpu0 = cpuMicros(pid);
   const out = await wrk(url, headers, seconds, connections, script);
   const cpu = cpuMicros(pid) - cpu0;
+  const gc1 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? NaN);
   const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid) };
+  const gc = gc0 && gc1 ? { gc: gcDuring(gc0, gc1, total, seconds) } : {};
+  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid), ...gc };
 }
 
 export interface HttpBenchOptions {
@@ -229,8 +264,8 @@ export async function benchFreshServers(opts: { backend: 'embedded' | 'postgres'
       try {
         const url = `${server.url}${await tweetPath(env)}`;
         await fetch(url, { headers: { 'x-api-key': key! } });
-        const res = await load(`fresh server ${i + 1}`, server.child.pid!, url, { 'x-api-key': key! }, opts.seconds ?? 10, opts.connections ?? 50);
-        console.error(`${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request`);
+        const res = await load(`fresh server ${i + 1}`, server.child.pid!, url, { 'x-api-key': key! }, opts.seconds ?? 10, opts.connections ?? 50, undefined, `${server.url}/metrics`);
+        console.error(`${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request, GC ${res.gc?.usPerRequest} µs/request, ${res.gc?.fullPerMinute} full GCs/min`);
         out.push(res);
       } finally {
         await server.stop();

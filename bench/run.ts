@@ -132,12 +132,15 @@ cached, charged tweet (one account; 50 connections, ${seconds} s after a 2 s war
 server. Above, the echo warms each server first and the best of the rounds is kept; here is the
 spread between the servers an operator starts. On Postgres + Redis about half of them once stayed for
 their whole life in a state where garbage collection took a quarter of the CPU (44 to 55 µs a
-request against 28 to 30): see "Where the time goes", 2026-11-27.
+request against 28 to 30): see "Where the time goes", 2026-11-27. The GC columns come from each
+server's own \`/metrics\` (prom-client's \`nodejs_gc_duration_seconds\`, by kind), read before and after
+the measured run: the time spent collecting a request, and the full (mark-sweep-compact) collections
+a minute. In that state a full collection ran about every 200 ms, 300 a minute.
 
-| store | server | requests/s | p99 ms | server CPU µs/request |
-|---|---|---|---|---|
+| store | server | requests/s | p99 ms | server CPU µs/request | GC µs/request | full GCs a minute |
+|---|---|---|---|---|---|---|
 ${[...freshEmbedded.map((r) => ['embedded', r] as const), ...freshPostgres.map((r) => ['Postgres + Redis', r] as const)]
-  .map(([store, r]) => `| ${store} | ${r.name} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${r.cpuUsPerRequest} |`)
+  .map(([store, r]) => `| ${store} | ${r.name} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${r.cpuUsPerRequest} | ${r.gc?.usPerRequest ?? '–'} | ${r.gc?.fullPerMinute ?? '–'} |`)
   .join('\n')}
 
 ## Start-up
