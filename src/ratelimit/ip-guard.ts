@@ -7,22 +7,33 @@ import type { RateLimiter } from './rate-limiter.js';
 
 export class IpGuard {
   private readonly blockedUntil = new Map<string, number>();
+  /** When the addresses whose block has ended are next dropped (at most once a second). */
+  private nextPrune = 0;
   constructor(
     private readonly limiter: RateLimiter,
     private readonly perMinute: number,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Whether any address is blocked now or was until lately: when not, check() has nothing to do. */
+  /**
+   * Whether any address is blocked now or was within the last second or so: when not, check() has
+   * nothing to do, and the auth hook does not read the request's address at all.
+   */
   get blocking(): boolean {
     return this.blockedUntil.size > 0;
   }
 
   /** Throws rate_limited when the address is still blocked; cheap, synchronous, no store access. */
   check(ip: string): void {
+    const now = this.now();
+    // Blocks that ended are dropped from time to time, so `blocking` turns false once an attack is
+    // over even if its addresses never come back.
+    if (now >= this.nextPrune) {
+      this.nextPrune = now + 1000;
+      for (const [addr, until] of this.blockedUntil) if (now >= until) this.blockedUntil.delete(addr);
+    }
     const until = this.blockedUntil.get(ip);
     if (until === undefined) return;
-    const now = this.now();
     if (now >= until) {
       this.blockedUntil.delete(ip);
       return;
