@@ -12,7 +12,7 @@ import { migrateToLatest, migratorFor } from '../../src/db/migrate.js';
 import { createTestStore } from '../helpers/backends.js';
 import { repoRoot } from '../helpers/processes.js';
 
-const ROWS = 2_000_000;
+const ROWS = 1_000_000;
 
 async function ledgerState(store: Store) {
   const db = store.db;
@@ -52,7 +52,7 @@ test('a process killed during the ledger copy of migration 012 leaves the ledger
     const wal = join(s.dataDir, 'gateway.sqlite-wal');
     let killedMidCopy = false;
     while (child.exitCode === null) {
-      if (existsSync(wal) && statSync(wal).size > 32 * 1024 * 1024) {
+      if (existsSync(wal) && statSync(wal).size > 16 * 1024 * 1024) {
         child.kill('SIGKILL');
         killedMidCopy = true;
         break;
