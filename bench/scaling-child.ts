@@ -166,8 +166,8 @@ async function main(): Promise<Record<string, unknown>> {
       const seedSeconds = (performance.now() - seed0) / 1000;
       const middle = Number((await db.selectFrom('ledger_entries').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m) - Math.floor(n / 2);
       // As the route makes it: the position is the entry's time and opaque id (led_…).
-      const at = (await db.selectFrom('ledger_entries').select('created_at').where('id', '=', middle).executeTakeFirstOrThrow()).created_at;
-      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: new OpaqueIds(deps.secret, 'led').encode(middle), at });
+      const createdAt = (await db.selectFrom('ledger_entries').select('created_at').where('id', '=', middle).executeTakeFirstOrThrow()).created_at;
+      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: new OpaqueIds(deps.secret, 'led').encode(middle), createdAt });
       await warmUp(['/api/v1/usage?limit=100', `/api/v1/usage?limit=100&cursor=${encodeURIComponent(cursor)}`]);
       const { result, peakRss, baselineRss } = await withPeakRss(async () => ({
         first: await median(50, () => get('/api/v1/usage?limit=100').then(() => undefined)),

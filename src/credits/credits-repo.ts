@@ -38,7 +38,7 @@ export async function ledgerSum(db: Kysely<Database>, accountId: string): Promis
 
 /** Where a page of the ledger ends: the last entry's time and id (the list is newest first). */
 export interface LedgerPosition {
-  at: string;
+  createdAt: string;
   id: number;
 }
 
@@ -48,7 +48,7 @@ export interface LedgerPosition {
 export async function ledgerPage(db: Kysely<Database>, accountId: string, limit: number, before?: LedgerPosition, endpoint?: string) {
   let q = db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId);
   if (endpoint !== undefined) q = q.where('endpoint', '=', endpoint);
-  if (before !== undefined) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.at, before.id)));
+  if (before !== undefined) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
 }
 

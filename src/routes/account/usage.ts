@@ -30,13 +30,13 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
   const invalid = () => new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
   // A cursor holds the last entry's time and opaque id. One issued before the list was ordered by
   // time holds the id only: its entry's time is looked up, so a walk across the upgrade goes on.
-  const positionOf = async (accountId: string, p: { after?: unknown; at?: unknown }): Promise<LedgerPosition> => {
+  const positionOf = async (accountId: string, p: { after?: unknown; createdAt?: unknown }): Promise<LedgerPosition> => {
     const id = typeof p.after === 'string' ? ids.decode(p.after) : undefined;
     if (id === undefined) throw invalid();
-    if (typeof p.at === 'string') return { at: p.at, id };
-    const at = await ledgerEntryTime(deps.store.db, accountId, id);
-    if (at === undefined) throw invalid();
-    return { at, id };
+    if (typeof p.createdAt === 'string') return { createdAt: p.createdAt, id };
+    const createdAt = await ledgerEntryTime(deps.store.db, accountId, id);
+    if (createdAt === undefined) throw invalid();
+    return { createdAt, id };
   };
   app.get(
     '/api/v1/usage',
@@ -57,7 +57,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
       const endpoint = request.query.endpoint;
       // A cursor serves the list it came from: the filter is part of the list's name.
       const list = endpoint === undefined ? `usage:${accountId}` : `usage:${accountId}:${endpoint}`;
-      const before = request.query.cursor ? await positionOf(accountId, deps.cursors.decode<{ after?: unknown; at?: unknown }>(list, request.query.cursor)) : undefined;
+      const before = request.query.cursor ? await positionOf(accountId, deps.cursors.decode<{ after?: unknown; createdAt?: unknown }>(list, request.query.cursor)) : undefined;
       const rows = await ledgerPage(deps.store.db, accountId, limit, before, endpoint);
       return keysetPage(
         request,
@@ -76,7 +76,7 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 
           note: r.note,
           createdAt: r.created_at,
         }),
-        (r) => ({ after: ids.encode(r.id), at: r.created_at }),
+        (r) => ({ after: ids.encode(r.id), createdAt: r.created_at }),
       );
     },
   );
