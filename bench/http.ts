@@ -1,7 +1,7 @@
 // HTTP throughput and latency: our authenticated endpoints against bare Fastify, in the same run,
 // each server in its own process and wrk as the client.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -22,6 +22,19 @@ export interface HttpResult {
   peakRssMb: number;
   /** Our servers: garbage collection during the measured run, from the server's own /metrics. */
   gc?: GcDuring;
+  /** The whole host's CPU during the measured run, a request (the stores share the 2 cores with the server and wrk). */
+  host: HostCpuPerRequest;
+}
+
+/** CPU time a request, in µs, of what else runs on the host during a measured run. */
+export interface HostCpuPerRequest {
+  /** Every Postgres process (postmaster, backends, checkpointer, WAL writer...). */
+  postgres: number;
+  redis: number;
+  /** All CPUs' busy time (everything, wrk and the server included), from /proc/stat. */
+  busy: number;
+  /** The share of the host's CPU time left idle, in percent. */
+  idlePct: number;
 }
 
 /** What prom-client's GC histogram (nodejs_gc_duration_seconds) counted during a run. */
@@ -100,19 +113,69 @@ function cpuMicros(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** Raw CPU totals of the host, in µs: the stores' processes (live ones, plus the reaped children they have waited for) and /proc/stat's. */
+interface HostCpu {
+  postgres: number;
+  redis: number;
+  busy: number;
+  idle: number;
+}
+
+const TICK_US = 10_000;
+
+function hostCpu(): HostCpu {
+  const out: HostCpu = { postgres: 0, redis: 0, busy: 0, idle: 0 };
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const which = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : undefined;
+    if (!which) continue;
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, and cutime, cstime: a backend that exits during the run is counted in its postmaster's.
+    out[which] += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_US;
+  }
+  // The first line: user nice system idle iowait irq softirq steal (in ticks, all CPUs).
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+  const all = cpu.slice(0, 8).reduce((a, x) => a + x, 0);
+  out.idle = idle * TICK_US;
+  out.busy = (all - idle) * TICK_US;
+  return out;
+}
+
+function hostDuring(before: HostCpu, after: HostCpu, requests: number): HostCpuPerRequest {
+  const per = (k: keyof HostCpu) => Math.round(((after[k] - before[k]) / requests) * 10) / 10;
+  const busy = after.busy - before.busy;
+  const idle = after.idle - before.idle;
+  return { postgres: per('postgres'), redis: per('redis'), busy: per('busy'), idlePct: Math.round((100 * idle) / Math.max(1, busy + idle)) };
+}
+
+function scaleHost(h: HostCpuPerRequest, k: number): HostCpuPerRequest {
+  const r = (x: number) => Math.round(x * k * 10) / 10;
+  return { postgres: r(h.postgres), redis: r(h.redis), busy: r(h.busy), idlePct: h.idlePct };
+}
+
 /** `metricsUrl`: the server's /metrics, read before and after the measured run for its GC figures. */
 async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string, metricsUrl?: string): Promise<HttpResult> {
   await wrk(url, headers, 2, connections, script); // warm-up (JIT, caches)
   const gc0 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
+  const host0 = hostCpu();
   const cpu0 = cpuMicros(pid);
   const out = await wrk(url, headers, seconds, connections, script);
   const cpu = cpuMicros(pid) - cpu0;
+  const host1 = hostCpu();
   const gc1 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? NaN);
   const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const gc = gc0 && gc1 ? { gc: gcDuring(gc0, gc1, total, seconds) } : {};
-  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid), ...gc };
+  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid), ...gc, host: hostDuring(host0, host1, total) };
 }
 
 export interface HttpBenchOptions {
@@ -125,7 +188,21 @@ export interface HttpBenchOptions {
   accounts?: number;
   /** API processes serving the load (each takes half the connections; both pinned to the server CPU). */
   apiProcesses?: number;
+  /** Accounts stored besides the loaded ones (each with a key and credits, none called): the store's size, not the load. */
+  storedAccounts?: number;
 }
+
+/**
+ * The setups measured on Postgres + Redis (`npm run bench` and bench/scale-out.ts). The last has a
+ * real service's number of accounts in the store, one of them called: the metering's statements
+ * must cost the same whatever the tables hold.
+ */
+export const SCALE_OUT_SETUPS: ReadonlyArray<readonly [string, HttpBenchOptions]> = [
+  ['one account', {}],
+  ['50 accounts', { accounts: 50 }],
+  ['one account, two API processes', { apiProcesses: 2 }],
+  ['one account of 100,000 stored', { storedAccounts: 100_000 }],
+];
 
 /** A fresh store for the servers: its environment, and a cleanup. */
 async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
@@ -159,6 +236,33 @@ async function benchKeys(env: Record<string, string>, count: number): Promise<st
       keys.push((await createKey(store.db, accountId, 'bench')).key);
     }
     return keys;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * `n` more accounts, each with credits and a key, written in bulk (SQL of the store's dialect):
+ * accounts that exist but are not called, so that the tables the metering reads are of a real
+ * service's size.
+ */
+async function storeAccounts(env: Record<string, string>, n: number): Promise<void> {
+  const { sql } = await import('kysely');
+  const { loadConfig } = await import('../src/config/config.js');
+  const { openStore } = await import('../src/db/connect.js');
+  const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    const now = new Date().toISOString();
+    // 5,000 rows a statement: 9 columns of parameters each stay under Postgres's 65,535.
+    for (let from = 0; from < n; from += 5_000) {
+      const to = Math.min(n, from + 5_000);
+      const ids = Array.from({ length: to - from }, (_, i) => `acc_stored${from + i}`);
+      await store.db.insertInto('accounts').values(ids.map((id) => ({ id, name: id, plan_id: config.defaultPlanId, balance: 1_000_000, reserved: 0, created_at: now }))).execute();
+      await store.db.insertInto('ledger_entries').values(ids.map((id) => ({ account_id: id, kind: 'grant', amount: 1_000_000, balance_after: 1_000_000, request_id: null, key_id: null, endpoint: null, note: 'bench', created_at: now }))).execute();
+      await store.db.insertInto('api_keys').values(ids.map((id) => ({ id: `key_${id}`, account_id: id, key_hash: `stored_${id}`, prefix: 'sdg_', name: 'bench', created_at: now, revoked_at: null }))).execute();
+    }
+    await sql`analyze`.execute(store.db);
   } finally {
     await store.close();
   }
@@ -203,10 +307,11 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
   await pin(bare.pid!);
   const store = await benchStore(backend);
   const env = serverEnv(store.env);
-  const keys = await benchKeys(env, opts.accounts ?? 1);
   const servers: ServerProcess[] = [];
   const luaDir = mkdtempSync(join(tmpdir(), 'sdg-bench-lua-'));
   try {
+    const keys = await benchKeys(env, opts.accounts ?? 1);
+    if (opts.storedAccounts) await storeAccounts(env, opts.storedAccounts);
     for (let i = 0; i < nProc; i++) servers.push(await startOurs(env));
     // One key: a header. Several: a wrk script hands them out in turn, one per request.
     let keyArgs: { headers: Record<string, string>; script?: string } = { headers: { 'x-api-key': keys[0]! } };
@@ -223,7 +328,7 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
     const tweet = await tweetPath(env);
     for (const k of keys) for (const s of servers) await fetch(`${s.url}${tweet}`, { headers: { 'x-api-key': k } }); // fills the store and the caches
     const ours = (name: string, path: string) => () => loadAll(name, servers, path, keyArgs, seconds, connections);
-    const tag = `${backend === 'postgres' ? 'Postgres + Redis' : 'embedded'}${keys.length > 1 ? `, ${keys.length} accounts` : ''}${nProc > 1 ? `, ${nProc} API processes` : ''}`;
+    const tag = `${backend === 'postgres' ? 'Postgres + Redis' : 'embedded'}${keys.length > 1 ? `, ${keys.length} accounts` : ''}${nProc > 1 ? `, ${nProc} API processes` : ''}${opts.storedAccounts ? `, ${opts.storedAccounts} accounts stored` : ''}`;
     const plan = [
       () => load('bare Fastify GET /hello', bare.pid!, `http://127.0.0.1:${port}/hello`, {}, seconds, connections),
       ours(`ours GET /echo/v1/hello (authenticated, metered, 0 credits; ${tag})`, '/echo/v1/hello'),
@@ -233,7 +338,7 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
     for (let r = 0; r < rounds; r++) {
       for (let i = 0; i < plan.length; i++) {
         const res = await plan[i]!();
-        console.error(`round ${r + 1}: ${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request`);
+        console.error(`round ${r + 1}: ${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request; host ${res.host.busy} µs busy/request (Postgres ${res.host.postgres}, Redis ${res.host.redis}), ${res.host.idlePct}% idle`);
         if (!best[i] || res.requestsPerSec > best[i]!.requestsPerSec) best[i] = res;
       }
     }
@@ -292,6 +397,8 @@ async function loadAll(name: string, servers: ServerProcess[], path: string, key
     p99Ms: Math.max(...parts.map((p) => p.p99Ms)),
     non2xx: parts.reduce((a, p) => a + p.non2xx, 0),
     peakRssMb: Math.max(...parts.map((p) => p.peakRssMb)),
+    // The parts ran over the same seconds, so each saw the whole host: one part's totals over all the requests.
+    host: scaleHost(parts[0]!.host, parts[0]!.requestsPerSec / total),
   };
 }
 

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchExport } from './export.js';
-import { benchFreshServers, benchHttp, type HttpResult } from './http.js';
+import { benchFreshServers, benchHttp, SCALE_OUT_SETUPS, type HttpResult } from './http.js';
 import { SERVER_FLAGS } from './shipped-flags.js';
 
 import { benchStartup } from './startup.js';
@@ -35,11 +35,7 @@ const scaleOut: Array<{ label: string; results: HttpResult[] }> = [];
 const withPostgres = process.env.BENCH_POSTGRES !== '0';
 if (withPostgres) {
   const pgRounds = Math.min(rounds, 3);
-  for (const [label, o] of [
-    ['one account', {}],
-    ['50 accounts', { accounts: 50 }],
-    ['one account, two API processes', { apiProcesses: 2 }],
-  ] as const) {
+  for (const [label, o] of SCALE_OUT_SETUPS) {
     const results = await benchHttp({ seconds, connections: 50, rounds: pgRounds, backend: 'postgres', ...o });
     console.log(JSON.stringify(results, null, 2));
     scaleOut.push({ label, results });
@@ -114,11 +110,16 @@ With 50 accounts, wrk hands out their keys in turn (one per request). With two A
 are pinned to the same server CPU and each takes half the connections: on this 2-core host a second
 process adds no CPU, so the figure shows what sharing the store costs, not what a bigger host gains.
 
-| setup | endpoint | requests/s | p99 ms | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) |
-|---|---|---|---|---|---|---|
+The last four columns are the whole host's during the same seconds, from /proc: the CPU time a
+request of every Postgres process and of Redis, all the host's busy CPU time a request (the server,
+the stores, wrk and anything else), and the share of the two CPUs left idle. For bare Fastify, the
+stores do nothing, and the busy time is the server's and wrk's.
+
+| setup | endpoint | requests/s | p99 ms | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) | Postgres CPU µs/request | Redis CPU µs/request | host busy µs/request | host idle % |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${scaleOut
   .flatMap(({ label, results }) =>
-    results.slice(1).map((r) => `| ${label} | ${r.name.replace(/ \(.*$/, '')} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${ratio(r.requestsPerSec, results[0]!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(results[0]!.cpuUsPerRequest, r.cpuUsPerRequest)} |`),
+    results.map((r) => `| ${label} | ${r.name.replace(/ \(.*$/, '')} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${ratio(r.requestsPerSec, results[0]!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(results[0]!.cpuUsPerRequest, r.cpuUsPerRequest)} | ${r.host.postgres} | ${r.host.redis} | ${r.host.busy} | ${r.host.idlePct} |`),
   )
   .join('\n')}
 
