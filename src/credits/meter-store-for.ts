@@ -5,5 +5,5 @@ import { SqliteMeterStore } from './sqlite-meter-store.js';
 
 /** The store's implementation of metering. */
 export function meterStoreFor(store: Store, opts: PostgresMeterOptions): MeterStore {
-  return store.sqlite && store.grouped ? new SqliteMeterStore(store.sqlite, store.grouped) : new PostgresMeterStore(store.db, opts);
+  return store.sqlite && store.grouped ? new SqliteMeterStore(store.sqlite, store.grouped) : new PostgresMeterStore(store.db, opts, store.chargeDb);
 }

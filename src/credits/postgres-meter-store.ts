@@ -116,9 +116,11 @@ export class PostgresMeterStore implements MeterStore {
   constructor(
     private readonly db: Kysely<Database>,
     opts: PostgresMeterOptions = { leaseSeconds: 30 },
+    /** Where the group charges run (Store.chargeDb); `db` if not given. */
+    chargeDb: Kysely<Database> = db,
   ) {
     this.leaseMs = Math.round(opts.leaseSeconds * 1000);
-    this.statements = new LeaseStatements(db, this.owner, this.leaseMs);
+    this.statements = new LeaseStatements(db, this.owner, this.leaseMs, chargeDb);
   }
 
   async findKey(keyHash: string): Promise<AuthRecord | undefined> {
