@@ -22,6 +22,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   // A cluster worker's primary has run the migrations.
   const deps = await buildDeps(config, { migrate: !worker });
   const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});
+  deps.store.onConnectionLost?.((err) => app.log.warn({ err }, 'a Postgres connection was lost while idle; the next query opens another'));
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });

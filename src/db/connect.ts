@@ -26,6 +26,11 @@ export interface Store {
   grouped?: <T>(fn: () => T, opts?: GroupOptions) => Promise<T>;
   /** Postgres: a small pool for the metering's group charges, whose sessions always use a statement's generic plan (see openStore). */
   chargeDb?: Kysely<Database>;
+  /**
+   * Postgres: who hears of a pooled connection lost while idle (Postgres restarted, the connection
+   * terminated by an administrator or a timeout). The pool drops it and the next query opens another.
+   */
+  onConnectionLost?: (handler: (err: Error) => void) => void;
   /** SQLite: tells the store that `rows` rows of a bulk ingest were written (see busy-writer.ts). */
   noteBulkRows?: (rows: number) => void;
   /** Closes connections; the store is unusable afterwards. */
@@ -66,10 +71,18 @@ export function openStore(opts: StoreOptions): Store {
     // a store that never charges (the command line, a worker) opens none.
     const chargePool = withPreparedStatements(genericPlans(new Pool({ connectionString: opts.databaseUrl, max: CHARGE_POOL_SIZE })));
     const chargeDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: chargePool }) });
+    // An idle client's error is emitted by its pool, and an 'error' event nobody listens to would
+    // end the process: every API process at once when Postgres restarts. Until the server sets a
+    // handler (it logs), the pool's own dropping of the client is all that happens.
+    let lost: (err: Error) => void = () => undefined;
+    for (const p of [pool, chargePool]) p.on('error', (err) => lost(err));
     return {
       db,
       chargeDb,
       dialect: 'postgres',
+      onConnectionLost: (handler) => {
+        lost = handler;
+      },
       close: async () => {
         await chargeDb.destroy();
         await db.destroy();
