@@ -22,6 +22,10 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   // A cluster worker's primary has run the migrations.
   const deps = await buildDeps(config, { migrate: !worker });
   const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});
+  deps.rateLimiter.onHealthChange?.((reachable, err) => {
+    if (reachable) app.log.info('Redis is reachable again: rate limits are shared between processes again');
+    else app.log.warn({ err }, 'Redis cannot be reached: each process limits calls on its own until it is back');
+  });
   deps.store.onConnectionLost?.((err) => app.log.warn({ err }, 'a Postgres connection was lost while idle; the next query opens another'));
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {

@@ -27,6 +27,8 @@ export interface RateLimiter {
   takeAll(buckets: BucketSpec[]): Promise<MultiDecision> | MultiDecision;
   /** Readiness: throws when the shared backend cannot be reached. */
   ping?(): Promise<void>;
+  /** A shared backend: who hears that it became unreachable (calls are then limited in the process) or reachable again. */
+  onHealthChange?(handler: (reachable: boolean, err?: Error) => void): void;
   close?(): Promise<void>;
 }
 
