@@ -129,6 +129,41 @@ if (url) {
       assert.equal((await a.take('key_7', 60)).allowed, false);
     });
 
+    test('runs of requests with the same buckets are decided as one by one: the same allowed, remaining and refused bucket as the in-process limiter', async () => {
+      const { MemoryRateLimiter } = await import('../../src/ratelimit/rate-limiter.js');
+      const redis = (a as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
+      const send = redis.sendCommand.bind(redis);
+      const sent: unknown[][] = [];
+      redis.sendCommand = (...args: unknown[]) => {
+        sent.push(((args[0] as { args: unknown[] }).args ?? []) as unknown[]);
+        return send(...args);
+      };
+      try {
+        // Two keys of one account (7 a minute), 5 and 4 a minute: runs of 3, 2, 4 and 3, interleaved.
+        const x = () => [
+          { key: 'key_8x', perMinute: 5 },
+          { key: 'acct_8', perMinute: 7 },
+        ];
+        const y = () => [
+          { key: 'key_8y', perMinute: 4 },
+          { key: 'acct_8', perMinute: 7 },
+        ];
+        const order = [x, x, x, y, y, x, x, x, x, y, y, y];
+        const got = await Promise.all(order.map((f) => a.takeAll(f())));
+        const memory = new MemoryRateLimiter(() => 0);
+        const want = order.map((f) => memory.takeAll(f()));
+        const view = (d: { allowed: boolean; remaining: number; refused: number | undefined; limit: number }) => ({ allowed: d.allowed, remaining: d.remaining, refused: d.refused, limit: d.limit });
+        assert.deepEqual(got.map(view), want.map(view));
+        assert.equal(got.filter((d) => d.allowed).length, 7, 'the account bucket binds');
+        // One call, four runs: the arguments grow with the runs, not the requests.
+        assert.equal(sent.length, 1);
+        // The script's hash, 0 keys, the prefix, 3 bucket names and their count, 4 runs of 6 and their count.
+        assert.equal(sent[0]!.length, 2 + 1 + (1 + 3) + (1 + 4 * 6), sent[0]!.join(' '));
+      } finally {
+        redis.sendCommand = send;
+      }
+    });
+
     test('a batch larger than one script call is split and still exact', async () => {
       const decisions = await Promise.all(Array.from({ length: 600 }, () => a.take('key_5', 450)));
       assert.equal(decisions.filter((d) => d.allowed).length, 450);
