@@ -399,9 +399,16 @@ export class PostgresMeterStore implements MeterStore {
       if (isLeaseGone(err)) {
         // Some lease of the group was swept (this process stalled): nothing was written. Give back
         // what is left of each lease, and charge each call from the available balance.
-        for (const id of ids) {
-          const l = this.leases.get(id);
-          if (l) await this.dropLease(l);
+        try {
+          for (const id of ids) {
+            const l = this.leases.get(id);
+            if (l) await this.dropLease(l);
+          }
+        } catch (e) {
+          // Postgres failed in turn: none of the group is charged. Every call is answered (a
+          // rejection here would have left them waiting and ended the process, unhandled).
+          for (const c of batch) c.to.failed(e);
+          return;
         }
         for (const c of batch) await this.chargeDirect(c);
         return;
