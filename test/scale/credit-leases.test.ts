@@ -30,7 +30,8 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
   let ts: TestStore;
   const stores: PostgresMeterStore[] = [];
   const meter = () => {
-    const m = new PostgresMeterStore(ts.store.db, { leaseSeconds: 30 });
+    // As meterStoreFor builds it: the group charges on the store's charge sessions (generic plans).
+    const m = new PostgresMeterStore(ts.store.db, { leaseSeconds: 30 }, ts.store.chargeDb);
     stores.push(m);
     return m;
   };
