@@ -124,6 +124,7 @@ const byCode: Record<ErrorCode, ApiErrorClass> = {
   upstream_unavailable: UpstreamError,
   upstream_timeout: UpstreamError,
   internal_error: SdgApiError,
+  service_unavailable: SdgApiError,
 };
 
 function classForStatus(status: number): ApiErrorClass {

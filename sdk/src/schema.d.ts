@@ -775,7 +775,7 @@ export interface components {
          * @description Stable machine-readable error code; each maps to one HTTP status.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_cursor" | "invalid_date_range" | "missing_api_key" | "invalid_api_key" | "insufficient_credits" | "protected_account" | "not_found" | "export_expired" | "export_not_ready" | "idempotency_conflict" | "key_limit_reached" | "open_jobs_limit_reached" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "upstream_error" | "upstream_unavailable" | "upstream_timeout";
+        ErrorCode: "invalid_request" | "invalid_cursor" | "invalid_date_range" | "missing_api_key" | "invalid_api_key" | "insufficient_credits" | "protected_account" | "not_found" | "export_expired" | "export_not_ready" | "idempotency_conflict" | "key_limit_reached" | "open_jobs_limit_reached" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "upstream_error" | "upstream_unavailable" | "upstream_timeout";
         /**
          * ErrorEnvelope
          * @description Every non-2xx answer the gateway shapes.
@@ -1750,6 +1750,68 @@ export interface components {
                 };
             };
         };
+        /** @description service_unavailable: the gateway cannot reach its storage right now (a database restarting, say); retry after Retry-After seconds. Nothing was charged. */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Credits-Charged": components["headers"]["X-Credits-Charged"];
+                "X-Credits-Remaining": components["headers"]["X-Credits-Remaining"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error: {
+                        /** @enum {string} */
+                        code: "service_unavailable";
+                        /** @description For people: what went wrong and what to do about it. */
+                        message: string;
+                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    meta: {
+                        /** @description Also sent as the X-Request-Id header. */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+        /** @description service_unavailable: the gateway cannot reach its storage right now (a database restarting, say); retry after Retry-After seconds. upstream_unavailable: the data source is unavailable or rate limiting the gateway; retry later (Retry-After when known). Nothing was charged. */
+        ServiceUnavailableOrUpstreamUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Credits-Charged": components["headers"]["X-Credits-Charged"];
+                "X-Credits-Remaining": components["headers"]["X-Credits-Remaining"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error: {
+                        /** @enum {string} */
+                        code: "service_unavailable" | "upstream_unavailable";
+                        /** @description For people: what went wrong and what to do about it. */
+                        message: string;
+                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    meta: {
+                        /** @description Also sent as the X-Request-Id header. */
+                        requestId: string;
+                    };
+                };
+            };
+        };
         /** @description unsupported_media_type: the body is not sent as application/json. Nothing was charged. */
         UnsupportedMediaType: {
             headers: {
@@ -1826,37 +1888,6 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "upstream_timeout";
-                        /** @description For people: what went wrong and what to do about it. */
-                        message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                    meta: {
-                        /** @description Also sent as the X-Request-Id header. */
-                        requestId: string;
-                    };
-                };
-            };
-        };
-        /** @description upstream_unavailable: the data source is unavailable or rate limiting the gateway; retry later (Retry-After when known). Nothing was charged. */
-        UpstreamUnavailable: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-Credits-Charged": components["headers"]["X-Credits-Charged"];
-                "X-Credits-Remaining": components["headers"]["X-Credits-Remaining"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"] & {
-                    error: {
-                        /** @enum {string} */
-                        code: "upstream_unavailable";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
                         /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
@@ -1986,6 +2017,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -2066,6 +2098,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -2136,6 +2169,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -2191,6 +2225,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCreditsBalance: {
@@ -2237,6 +2272,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPlans: {
@@ -2295,6 +2331,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listUsage: {
@@ -2384,6 +2421,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getUsageSummary: {
@@ -2480,6 +2518,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     echoHello: {
@@ -2526,6 +2565,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCrawlStatus: {
@@ -2592,6 +2632,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listExports: {
@@ -2680,6 +2721,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     generateExport: {
@@ -2767,6 +2809,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLatestExport: {
@@ -2824,6 +2867,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getExport: {
@@ -2887,6 +2931,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getExportDownload: {
@@ -2943,6 +2988,7 @@ export interface operations {
             409: components["responses"]["ExportNotReady"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWatchlist: {
@@ -3021,6 +3067,7 @@ export interface operations {
             401: components["responses"]["InvalidApiKeyOrMissingApiKey"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addWatchlistBatch: {
@@ -3127,6 +3174,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeWatchlistBatch: {
@@ -3217,6 +3265,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWatchlistBatch: {
@@ -3290,6 +3339,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCommunity: {
@@ -3359,7 +3409,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
-            503: components["responses"]["UpstreamUnavailable"];
+            503: components["responses"]["ServiceUnavailableOrUpstreamUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
         };
     };
@@ -3452,7 +3502,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
-            503: components["responses"]["UpstreamUnavailable"];
+            503: components["responses"]["ServiceUnavailableOrUpstreamUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
         };
     };
@@ -3563,7 +3613,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
-            503: components["responses"]["UpstreamUnavailable"];
+            503: components["responses"]["ServiceUnavailableOrUpstreamUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
         };
     };
@@ -3641,7 +3691,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
-            503: components["responses"]["UpstreamUnavailable"];
+            503: components["responses"]["ServiceUnavailableOrUpstreamUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
         };
     };
@@ -3786,7 +3836,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
-            503: components["responses"]["UpstreamUnavailable"];
+            503: components["responses"]["ServiceUnavailableOrUpstreamUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
         };
     };
@@ -3853,7 +3903,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["UpstreamError"];
-            503: components["responses"]["UpstreamUnavailable"];
+            503: components["responses"]["ServiceUnavailableOrUpstreamUnavailable"];
             504: components["responses"]["UpstreamTimeout"];
         };
     };

@@ -17,6 +17,7 @@ export const errorStatus = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
   upstream_error: 502,
   upstream_unavailable: 503,
   upstream_timeout: 504,

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
+import { isStoreUnavailable } from '../errors/store-unavailable.js';
 import { answered } from './answered.js';
 import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
@@ -55,6 +56,9 @@ export function classifyError(err: FastifyError | AppError | Error): { appError:
   if (status >= 400 && status < 500) {
     const code: ErrorCode = status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'invalid_request';
     return { appError: new AppError(code, errorStatus[code] === status ? err.message : 'The request is invalid.'), internal: false };
+  }
+  if (isStoreUnavailable(err)) {
+    return { appError: new AppError('service_unavailable', 'The gateway cannot reach its storage right now; the call was not charged. Retry in a few seconds.', undefined, { 'retry-after': '1' }), internal: false };
   }
   return { appError: new AppError('internal_error', 'Something went wrong on our side; the call was not charged. Please retry.'), internal: true };
 }
