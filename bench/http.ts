@@ -218,8 +218,13 @@ async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Reco
   };
 }
 
-/** Accounts with ample credits and rate limits, made in the store the servers use; their keys. */
-async function benchKeys(env: Record<string, string>, count: number): Promise<string[]> {
+/**
+ * Accounts with ample credits and rate limits, made in the store the servers use; their keys. Then
+ * `stored` more accounts, each with credits and a key, written in bulk and never called, so that the
+ * tables the metering reads are of a real service's size.
+ */
+async function benchKeys(env: Record<string, string>, count: number, stored = 0): Promise<string[]> {
+  const { sql } = await import('kysely');
   const { loadConfig } = await import('../src/config/config.js');
   const { openStore } = await import('../src/db/connect.js');
   const { migrateToLatest } = await import('../src/db/migrate.js');
@@ -235,34 +240,18 @@ async function benchKeys(env: Record<string, string>, count: number): Promise<st
       await grant(store.db, accountId, 1_000_000_000_000, 'bench');
       keys.push((await createKey(store.db, accountId, 'bench')).key);
     }
-    return keys;
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * `n` more accounts, each with credits and a key, written in bulk (SQL of the store's dialect):
- * accounts that exist but are not called, so that the tables the metering reads are of a real
- * service's size.
- */
-async function storeAccounts(env: Record<string, string>, n: number): Promise<void> {
-  const { sql } = await import('kysely');
-  const { loadConfig } = await import('../src/config/config.js');
-  const { openStore } = await import('../src/db/connect.js');
-  const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-  try {
+    if (stored === 0) return keys;
     const now = new Date().toISOString();
     // 5,000 rows a statement: 9 columns of parameters each stay under Postgres's 65,535.
-    for (let from = 0; from < n; from += 5_000) {
-      const to = Math.min(n, from + 5_000);
-      const ids = Array.from({ length: to - from }, (_, i) => `acc_stored${from + i}`);
+    for (let from = 0; from < stored; from += 5_000) {
+      const ids = Array.from({ length: Math.min(stored, from + 5_000) - from }, (_, i) => `acc_stored${from + i}`);
       await store.db.insertInto('accounts').values(ids.map((id) => ({ id, name: id, plan_id: config.defaultPlanId, balance: 1_000_000, reserved: 0, created_at: now }))).execute();
       await store.db.insertInto('ledger_entries').values(ids.map((id) => ({ account_id: id, kind: 'grant', amount: 1_000_000, balance_after: 1_000_000, request_id: null, key_id: null, endpoint: null, note: 'bench', created_at: now }))).execute();
       await store.db.insertInto('api_keys').values(ids.map((id) => ({ id: `key_${id}`, account_id: id, key_hash: `stored_${id}`, prefix: 'sdg_', name: 'bench', created_at: now, revoked_at: null }))).execute();
     }
+    // Fresh statistics, as a long-running store would have.
     await sql`analyze`.execute(store.db);
+    return keys;
   } finally {
     await store.close();
   }
@@ -310,8 +299,7 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
   const servers: ServerProcess[] = [];
   const luaDir = mkdtempSync(join(tmpdir(), 'sdg-bench-lua-'));
   try {
-    const keys = await benchKeys(env, opts.accounts ?? 1);
-    if (opts.storedAccounts) await storeAccounts(env, opts.storedAccounts);
+    const keys = await benchKeys(env, opts.accounts ?? 1, opts.storedAccounts);
     for (let i = 0; i < nProc; i++) servers.push(await startOurs(env));
     // One key: a header. Several: a wrk script hands them out in turn, one per request.
     let keyArgs: { headers: Record<string, string>; script?: string } = { headers: { 'x-api-key': keys[0]! } };
