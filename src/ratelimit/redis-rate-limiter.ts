@@ -115,7 +115,6 @@ type TakeFn = (numberOfKeys: number, ...args: Array<string | number>) => Promise
 interface Waiting {
   specs: BucketSpec[];
   resolve: (d: MultiDecision) => void;
-  reject: (err: unknown) => void;
 }
 
 /** Requests per script call: bounds one call's work inside Redis (it blocks Redis meanwhile). */
@@ -171,8 +170,9 @@ export class RedisRateLimiter implements RateLimiter {
 
   takeAll(specs: BucketSpec[]): Promise<MultiDecision> | MultiDecision {
     if (this.down && (this.redis.status !== 'ready' || Date.now() < this.retryAt)) return this.local.takeAll(specs);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ specs, resolve, reject });
+    // Never rejected: a failed call is decided in the process instead (send).
+    return new Promise((resolve) => {
+      this.queue.push({ specs, resolve });
       if (!this.scheduled) {
         this.scheduled = true;
         // After the turn's I/O callbacks: every request parsed in this turn joins the call.
@@ -223,13 +223,7 @@ export class RedisRateLimiter implements RateLimiter {
       // Decided in this process instead. (Had the call reached Redis before the connection dropped,
       // its tokens were taken there too: a stricter limit for a moment, never a looser one.)
       this.lost(err as Error);
-      for (const w of batch) {
-        try {
-          w.resolve(this.local.takeAll(w.specs));
-        } catch (e) {
-          w.reject(e);
-        }
-      }
+      for (const w of batch) w.resolve(this.local.takeAll(w.specs));
       return;
     }
     if (this.down) {
