@@ -75,7 +75,9 @@ export function openStore(opts: StoreOptions): Store {
     // end the process: every API process at once when Postgres restarts. Until the server sets a
     // handler (it logs), the pool's own dropping of the client is all that happens.
     let lost: (err: Error) => void = () => undefined;
-    for (const p of [pool, chargePool]) p.on('error', (err) => lost(err));
+    // pg-pool hangs the client on the error: logged, it dumped the connection's settings and every
+    // prepared statement's text on one line. The handler gets the error alone.
+    for (const p of [pool, chargePool]) p.on('error', (err) => lost(Object.assign(err, { client: undefined })));
     return {
       db,
       chargeDb,

@@ -44,6 +44,13 @@ describe('a pooled Postgres connection lost while idle (postgres)', { skip: !pgU
       await admin.end();
     }
     await until('the loss is logged', 5_000, () => /a Postgres connection was lost while idle/.test(server.output()));
+    // The error alone: not the pg client that pg-pool hangs on it (its settings, its statements' text).
+    for (const line of server.output().split('\n').filter((l) => l.includes('lost while idle'))) {
+      const entry = JSON.parse(line) as { err: { message: string; client?: unknown } };
+      assert.match(entry.err.message, /terminat/i);
+      assert.equal(entry.err.client, undefined, line.slice(0, 300));
+      assert.ok(line.length < 2_000, `${line.length} characters`);
+    }
 
     assert.equal(server.child.exitCode, null, `the server is still running: ${server.output()}`);
     const again = await tweet();

@@ -1,6 +1,7 @@
 // Postgres out of reach: calls answer 503 `service_unavailable` with Retry-After, uncharged (a 500
 // says "a bug"), and the server serves again once Postgres is back, the ledger equal to the balance.
-// The server reaches Postgres through a TCP proxy of the test's own, cut and restored.
+// The server reaches Postgres through a TCP proxy of the test's own, cut and restored. The outage is
+// logged once with its cause, and its end once, not a line per refused call.
 // Needs TEST_DATABASE_URL (skipped without).
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -80,7 +81,7 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     tcp = await proxy(port, Number(real.port || 5432));
     const via = new URL(real);
     via.port = String(port);
-    server = await startServer({ ...ts.env, DATABASE_URL: via.toString(), ROLES: 'api' });
+    server = await startServer({ ...ts.env, DATABASE_URL: via.toString(), ROLES: 'api', LOG_LEVEL: 'info' });
   });
   after(async () => {
     await server.stop();
@@ -110,8 +111,20 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     assert.ok(statuses.includes(503), statuses.join(','));
     assert.equal(server.child.exitCode, null, server.output());
 
+    // The outage is logged once, with its cause; its refused calls are not logged one by one.
+    const lines = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; cause?: { message?: string }; refused?: number; seconds?: number });
+    const down = lines().filter((l) => l.msg.startsWith('storage cannot be reached'));
+    assert.equal(down.length, 1, server.output());
+    assert.ok(down[0]!.cause?.message, JSON.stringify(down[0]));
+    assert.equal(lines().filter((l) => l.msg === 'request failed').length, 0, server.output());
+
     await tcp.open();
     await until('served again', 15_000, async () => (await tweet()).status === 200);
+    // And its end once, when the probe gets an answer, with the count of calls it refused.
+    await until('the end of the outage logged', 5_000, async () => lines().some((l) => l.msg.startsWith('storage answers again')));
+    const up = lines().filter((l) => l.msg.startsWith('storage answers again'));
+    assert.equal(up.length, 1, server.output());
+    assert.ok(up[0]!.refused! >= statuses.filter((s) => s === 503).length, JSON.stringify(up[0]));
     // Every 2xx charged 100, and only those: the ledger equals the balance.
     const { balance } = (await getBalance(ts.store.db, accountId))!;
     assert.equal(await ledgerSum(ts.store.db, accountId), balance);
