@@ -166,9 +166,9 @@ causes were found; two are fixed:
 - Left: the tweets table's B-trees. A backfill's tweets span the same 7 days for every account, so
   they land at random places in the id index and the (created_at, seq) time index that exports scan
   by. Once an index has many more pages than a commit has new tweets, each tweet dirties a page of
-  each of those indexes on its own, which the commit writes to the WAL (4 KiB) and the checkpoint
-  copies back: about two pages written for a tweet of 600 bytes, and more of them missed in the cache
-  as the indexes grow. \`bench/index-growth.ts\` measures the storage alone (the same backfill into the
+  each of those indexes on its own, which the commit writes to the WAL and the checkpoint copies
+  back: about two pages written for a tweet of 600 bytes, and more of them missed in the cache as the
+  indexes grow. \`bench/index-growth.ts\` measures the storage alone (the same backfill into the
   same table, 10,000 accounts, on 2026-11-26): 12.8 µs a tweet over the first 250,000 tweets, 33.2
   over the last; without the time index 7.6 and 15.7; with integer time keys (smaller entries) 9.8
   and 27.7; with a 256 MB page cache 14.0 and 34.8, so a larger cache is not the fix: the cost is
@@ -176,6 +176,11 @@ causes were found; two are fixed:
   keeps growing slowly (with the depth and the misses) after it saturates; flat would take writes
   that arrive sorted (a log-structured store, or a staging table merged in sorted batches), not done.
   Cycles after the first add recent tweets, which land at the indexes' ends: see the next cycle.
+  Since 2026-11-27 a new store has 16 KiB pages, not 4 KiB (README, "Memory and disk of a busy SQLite
+  store"). Before that the first cycle cost 61, 61 and 80 µs a tweet at 100, 1,000 and 10,000
+  accounts (2026-11-26); in the run above the smaller sizes cost much less, since their trees are
+  shallower and split less often, while at 10,000 accounts, where each tweet dirties pages of its
+  own, the saving is spent writing pages four times larger: the curve is steeper than it was.
 
 Next cycle: **${named('crawl', 'nextSeconds')}**. Each account is one window of the last
 \`CRAWL_REFRESH_DAYS\` (2) read again from the source: the interval's new tweets are stored at the indexes'
@@ -218,7 +223,8 @@ Timeline page: **${named('timeline', 'firstPageMs')}**; usage page: **${named('u
 deep in the list costs what the first one costs. The timeline page writes its 100 tweets into the
 tweets table (two secondary indexes), again a logarithmic seek per row. Memory: a page adds what a
 page holds (100 rows), the peak standing 7 to 25 MB above the RSS the seed left behind at every
-size (a seed of 10^7 tweets itself left 147 to 262 MB resident across runs). Each point is measured after a
+size (a seed of 10^7 tweets itself left 147 to 262 MB resident across runs with 4 KiB pages, 151 and
+349 MB in the two processes of the run above with 16 KiB pages, of which the page's peak stood 15 and 7 MB above). Each point is measured after a
 TRUNCATE checkpoint of the seed's WAL: one earlier measurement ran while the checkpoint worker was
 still copying the seed back into the database file (the exports middle page at 10^7 took 6.6 ms,
 then 4.4 ms measured again in the same process, 4.0 once the WAL was truncated). Even so, that page
