@@ -3,11 +3,12 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
+import { StorageOutage } from './storage-outage.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -33,6 +34,8 @@ export interface Store {
   onConnectionLost?: (handler: (err: Error) => void) => void;
   /** SQLite: tells the store that `rows` rows of a bulk ingest were written (see busy-writer.ts). */
   noteBulkRows?: (rows: number) => void;
+  /** Reports an outage of this store once, with its cause and its end (storage-outage.ts); absent on test fakes. */
+  outage?: StorageOutage;
   /** Closes connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -57,40 +60,63 @@ export interface StoreOptions {
 }
 
 export function openStore(opts: StoreOptions): Store {
-  if (opts.databaseUrl) {
-    const { Pool } = loadPg();
-    const pool = withPreparedStatements(new Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 }));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    // The metering's group charge runs on sessions of its own that always use a prepared statement's
-    // generic plan. Left to Postgres's choice, that statement (its parameters are arrays) was planned
-    // anew on every run once the tables held a few hundred accounts: 0.25 ms of Postgres's CPU for a
-    // group of 25 charges on one account, more than running it (0.17 ms), and 0.4 ms for a group over
-    // 50 accounts (EXPLAIN ANALYZE, 100,000 accounts stored). Its generic plan finds every row through
-    // an index (test/scale/charge-plan.test.ts). Only that statement: others, such as a lookup by
-    // lease owner, are better planned for the value at hand. Connections are opened on first use, so
-    // a store that never charges (the command line, a worker) opens none.
-    const chargePool = withPreparedStatements(genericPlans(new Pool({ connectionString: opts.databaseUrl, max: CHARGE_POOL_SIZE })));
-    const chargeDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: chargePool }) });
-    // An idle client's error is emitted by its pool, and an 'error' event nobody listens to would
-    // end the process: every API process at once when Postgres restarts. Until the server sets a
-    // handler (it logs), the pool's own dropping of the client is all that happens.
-    let lost: (err: Error) => void = () => undefined;
-    // pg-pool hangs the client on the error: logged, it dumped the connection's settings and every
-    // prepared statement's text on one line. The handler gets the error alone.
-    for (const p of [pool, chargePool]) p.on('error', (err) => lost(Object.assign(err, { client: undefined })));
-    return {
-      db,
-      chargeDb,
-      dialect: 'postgres',
-      onConnectionLost: (handler) => {
-        lost = handler;
-      },
-      close: async () => {
-        await chargeDb.destroy();
-        await db.destroy();
-      },
-    };
+  const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize) : openSqlite(opts);
+  const outage = new StorageOutage(() => sql`select 1`.execute(store.db));
+  const close = store.close;
+  return {
+    ...store,
+    outage,
+    close: async () => {
+      outage.close();
+      await close();
+    },
+  };
+}
+
+function openPostgres(databaseUrl: string, poolSize: number | undefined): Store {
+  const { Pool } = loadPg();
+  const pool = withPreparedStatements(new Pool({ connectionString: databaseUrl, max: poolSize ?? 10 }));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // The metering's group charge runs on sessions of its own that always use a prepared statement's
+  // generic plan. Left to Postgres's choice, that statement (its parameters are arrays) was planned
+  // anew on every run once the tables held a few hundred accounts: 0.25 ms of Postgres's CPU for a
+  // group of 25 charges on one account, more than running it (0.17 ms), and 0.4 ms for a group over
+  // 50 accounts (EXPLAIN ANALYZE, 100,000 accounts stored). Its generic plan finds every row through
+  // an index (test/scale/charge-plan.test.ts). Only that statement: others, such as a lookup by
+  // lease owner, are better planned for the value at hand. Connections are opened on first use, so
+  // a store that never charges (the command line, a worker) opens none.
+  const chargePool = withPreparedStatements(genericPlans(new Pool({ connectionString: databaseUrl, max: CHARGE_POOL_SIZE })));
+  const chargeDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: chargePool }) });
+  // An idle client's error is emitted by its pool, and an 'error' event nobody listens to would
+  // end the process: every API process at once when Postgres restarts. Until the server sets a
+  // handler (it logs), the pool's own dropping of the client is all that happens.
+  let lost: (err: Error) => void = () => undefined;
+  // pg-pool hangs the client on the error: logged, it dumped the connection's settings and every
+  // prepared statement's text on one line. The handler gets the error alone.
+  for (const p of [pool, chargePool]) {
+    p.on('error', (err) => lost(Object.assign(err, { client: undefined })));
+    // pg-pool listens to a client's errors only while it is idle. A client checked out (in a
+    // transaction between statements, or just taken for a query) whose connection dies emitted
+    // 'error' to nobody, which ended the process: a worker or scheduler did, at a Postgres restart.
+    // Its next statement fails with the error instead (a 503, or a job retried), and the pool drops
+    // the client when it is released.
+    p.on('connect', (client) => client.on('error', () => undefined));
   }
+  return {
+    db,
+    chargeDb,
+    dialect: 'postgres',
+    onConnectionLost: (handler) => {
+      lost = handler;
+    },
+    close: async () => {
+      await chargeDb.destroy();
+      await db.destroy();
+    },
+  };
+}
+
+function openSqlite(opts: StoreOptions): Store {
   const file = opts.sqliteFile ?? 'gateway.sqlite';
   let path = file;
   if (file !== ':memory:') {

@@ -2,7 +2,6 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { TSchema } from '@sinclair/typebox';
-import { sql } from 'kysely';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newRequestId } from '../domain/ids.js';
@@ -15,7 +14,6 @@ import type { Deps } from '../wiring/deps.js';
 import { lazyDocs } from './docs-app.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
-import { StorageOutage } from './storage-outage.js';
 import { metered } from './metered-route.js';
 import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
 import { errorResponses } from './schemas.js';
@@ -77,9 +75,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       serializers.compileAll();
     });
   }
-  const outage = new StorageOutage(() => sql`select 1`.execute(deps.store.db), app.log);
-  app.addHook('onClose', async () => outage.close());
-  app.setErrorHandler(errorHandler(deps, outage));
+  app.setErrorHandler(errorHandler(deps));
   app.setNotFoundHandler(notFoundHandler(deps));
 
   // Every route: its cost from configuration by operationId, the error envelope in its responses,

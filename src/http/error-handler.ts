@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorStatus } from '../errors/app-error.js';
 import { isStoreUnavailable } from '../errors/store-unavailable.js';
-import type { StorageOutage } from './storage-outage.js';
 import { answered } from './answered.js';
 import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
@@ -64,18 +63,18 @@ export function classifyError(err: FastifyError | AppError | Error): { appError:
   return { appError: new AppError('internal_error', 'Something went wrong on our side; the call was not charged. Please retry.'), internal: true };
 }
 
-export function errorHandler(deps: Pick<Deps, 'metrics'>, outage?: StorageOutage) {
+export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const { appError, internal } = classifyError(err);
     if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
-    // Reported once for the whole outage (storage-outage.ts), not per call.
-    const storageDown = appError.code === 'service_unavailable' && outage !== undefined;
-    if (storageDown) outage.refusedCall(err);
+    // Reported once for the whole outage (db/storage-outage.ts), not per call.
+    const outage = appError.code === 'service_unavailable' ? deps.store.outage : undefined;
+    outage?.failed(err, request.server.log);
     reply.header('x-request-id', request.id);
     creditHeaders(request, reply);
     sendError(reply, request.id, appError);
     // Public routes are counted by their own onResponse hook.
-    if (request.routeOptions.config?.public !== true) answered(deps, request, reply, storageDown);
+    if (request.routeOptions.config?.public !== true) answered(deps, request, reply, outage !== undefined);
     return reply;
   };
 }

@@ -3,6 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { LeaseLostError } from './lease.js';
+import { isStoreUnavailable } from '../errors/store-unavailable.js';
+import type { StorageOutage } from '../db/storage-outage.js';
 
 export interface Log {
   info(obj: object, msg: string): void;
@@ -51,9 +53,16 @@ export class JobRunner {
   constructor(
     private readonly kinds: JobKind[],
     private readonly tasks: PeriodicTask[],
-    private readonly opts: { pollMs: number; owner: string; log: Log },
+    /** `outage`: the store's outage report, which takes failures that mean the store cannot be reached. */
+    private readonly opts: { pollMs: number; owner: string; log: Log; outage?: StorageOutage | undefined },
   ) {
     for (const k of kinds) this.running.set(k.name, new Set());
+  }
+
+  /** A failure: reported with the store's outage if the store cannot be reached (once for all of them), else by `otherwise`. */
+  private failed(err: unknown, otherwise: () => void): void {
+    if (this.opts.outage && isStoreUnavailable(err)) this.opts.outage.failed(err, this.opts.log);
+    else otherwise();
   }
 
   start(): void {
@@ -97,7 +106,7 @@ export class JobRunner {
       try {
         await task.run(this.ac.signal);
       } catch (err) {
-        this.opts.log.error({ err, task: task.name }, 'periodic task failed');
+        this.failed(err, () => this.opts.log.error({ err, task: task.name }, 'periodic task failed'));
       }
     }
     for (const kind of this.kinds) {
@@ -107,7 +116,7 @@ export class JobRunner {
         try {
           job = await kind.claim(this.opts.owner);
         } catch (err) {
-          this.opts.log.warn({ err, kind: kind.name }, 'could not claim a job; will retry');
+          this.failed(err, () => this.opts.log.warn({ err, kind: kind.name }, 'could not claim a job; will retry'));
           break;
         }
         if (!job) break;
@@ -120,7 +129,7 @@ export class JobRunner {
           .then((summary) => line({ job: kind.name, id: job!.id, ...summary, ms: Date.now() - started }, `${kind.name} finished`))
           .catch((err: unknown) => {
             if (err instanceof LeaseLostError) log.warn({ err, job: kind.name, id: job!.id }, 'job taken over by another worker');
-            else log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`);
+            else this.failed(err, () => log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`));
           })
           .finally(() => {
             set.delete(p);

@@ -37,12 +37,12 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
   const owner = newWorkerId();
   const runners: JobRunner[] = [];
   if (roles.includes('worker')) {
-    runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log }));
+    runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage }));
   }
   if (roles.includes('scheduler')) {
     const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
     runners.push(
-      new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], { pollMs: deps.config.jobs.pollMs, owner, log }),
+      new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage }),
     );
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {

@@ -1,36 +1,35 @@
-// The storage outage report: one warning with the cause when calls start being refused, the refused
-// calls counted, one line when the probe gets an answer again; a new outage is reported anew.
+// The storage outage report: one warning with the cause at the first failure, the failures
+// counted, one line when the probe gets an answer again; a new outage is reported anew.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FastifyBaseLogger } from 'fastify';
-import { StorageOutage } from '../../src/http/storage-outage.js';
+import { StorageOutage } from '../../src/db/storage-outage.js';
 import { until } from '../helpers/processes.js';
 
-test('an outage is logged once with its cause, and its end once with the calls it refused', async () => {
+test('an outage is logged once with its cause, and its end once with the failures it caused', async () => {
   const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
   const at = (level: string) => (obj: Record<string, unknown>, msg: string) => lines.push({ level, obj, msg });
-  const log = { warn: at('warn'), info: at('info') } as unknown as FastifyBaseLogger;
+  const log = { warn: at('warn'), info: at('info') };
   let reachable = false;
   let probes = 0;
   const outage = new StorageOutage(async () => {
     probes++;
     if (!reachable) throw new Error('connect ECONNREFUSED');
-  }, log, 5);
+  }, 5);
   try {
     assert.equal(outage.down, false);
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    for (let i = 0; i < 3; i++) outage.refusedCall(cause);
+    for (let i = 0; i < 3; i++) outage.failed(cause, log);
     assert.equal(outage.down, true);
     assert.deepEqual(lines.map((l) => l.level), ['warn']);
     assert.deepEqual(lines[0]!.obj, { cause: { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' } });
 
     await until('probed while down', 2_000, () => probes >= 3);
     assert.equal(lines.length, 1, 'nothing more while it is still down');
-    outage.refusedCall(cause);
+    outage.failed(cause, log);
     reachable = true;
     await until('the end logged', 2_000, () => lines.length === 2);
     assert.equal(lines[1]!.level, 'info');
-    assert.equal(lines[1]!.obj.refused, 4);
+    assert.equal(lines[1]!.obj.failures, 4);
     assert.equal(outage.down, false);
 
     // Probing stops with the outage; the next one is reported anew.
@@ -38,7 +37,7 @@ test('an outage is logged once with its cause, and its end once with the calls i
     await new Promise((r) => setTimeout(r, 30));
     assert.equal(probes, after);
     reachable = false;
-    outage.refusedCall(new Error('Connection terminated unexpectedly'));
+    outage.failed(new Error('Connection terminated unexpectedly'), log);
     assert.equal(lines.length, 3);
     assert.equal(lines[2]!.level, 'warn');
   } finally {

@@ -1,11 +1,14 @@
 // Postgres out of reach: calls answer 503 `service_unavailable` with Retry-After, uncharged (a 500
 // says "a bug"), and the server serves again once Postgres is back, the ledger equal to the balance.
-// The server reaches Postgres through a TCP proxy of the test's own, cut and restored. The outage is
-// logged once with its cause, and its end once, not a line per refused call.
+// The server (API, worker and scheduler in one process) reaches Postgres through a TCP proxy of the
+// test's own, cut and restored. The outage is logged once with its cause, and its end once, not a
+// line per refused call or per failed poll of the background jobs.
 // Needs TEST_DATABASE_URL (skipped without).
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { openStore } from '../../src/db/connect.js';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { classifyError } from '../../src/http/error-handler.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -81,7 +84,7 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     tcp = await proxy(port, Number(real.port || 5432));
     const via = new URL(real);
     via.port = String(port);
-    server = await startServer({ ...ts.env, DATABASE_URL: via.toString(), ROLES: 'api', LOG_LEVEL: 'info' });
+    server = await startServer({ ...ts.env, DATABASE_URL: via.toString(), ROLES: 'api,worker,scheduler', LOG_LEVEL: 'info' });
   });
   after(async () => {
     await server.stop();
@@ -98,7 +101,7 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     await tcp.cut();
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await tweet();
+      const r = await tweet().catch((e: unknown) => { throw new Error(`${String(e)}: ${server.output().slice(-3000)}`); });
       statuses.push(r.status);
       if (r.status !== 200) {
         assert.equal(r.status, 503, await r.clone().text());
@@ -112,23 +115,73 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     assert.equal(server.child.exitCode, null, server.output());
 
     // The outage is logged once, with its cause; its refused calls are not logged one by one.
-    const lines = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; cause?: { message?: string }; refused?: number; seconds?: number });
+    const lines = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; cause?: { message?: string }; failures?: number; seconds?: number });
     const down = lines().filter((l) => l.msg.startsWith('storage cannot be reached'));
     assert.equal(down.length, 1, server.output());
     assert.ok(down[0]!.cause?.message, JSON.stringify(down[0]));
     assert.equal(lines().filter((l) => l.msg === 'request failed').length, 0, server.output());
+    // Nor are the background jobs' failed polls (every 250 ms for each job kind and periodic task:
+    // 80 lines with stacks in 5 s before): the same one report covers them.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const jobLines = lines().filter((l) => /could not claim a job|periodic task failed|failed; it will be retried/.test(l.msg));
+    assert.equal(jobLines.length, 0, JSON.stringify(jobLines.slice(0, 3)));
+    assert.equal(lines().filter((l) => l.msg.startsWith('storage cannot be reached')).length, 1);
 
     await tcp.open();
     await until('served again', 15_000, async () => (await tweet()).status === 200);
-    // And its end once, when the probe gets an answer, with the count of calls it refused.
+    // And its end once, when the probe gets an answer, with the count of failures (the refused calls among them).
     await until('the end of the outage logged', 5_000, async () => lines().some((l) => l.msg.startsWith('storage answers again')));
     const up = lines().filter((l) => l.msg.startsWith('storage answers again'));
     assert.equal(up.length, 1, server.output());
-    assert.ok(up[0]!.refused! >= statuses.filter((s) => s === 503).length, JSON.stringify(up[0]));
+    assert.ok(up[0]!.failures! >= statuses.filter((s) => s === 503).length, JSON.stringify(up[0]));
     // Every 2xx charged 100, and only those: the ledger equals the balance.
     const { balance } = (await getBalance(ts.store.db, accountId))!;
     assert.equal(await ledgerSum(ts.store.db, accountId), balance);
     const charges = await ts.store.db.selectFrom('ledger_entries').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).where('kind', '=', 'charge').executeTakeFirstOrThrow();
     assert.equal(balance, 10_000 - 100 * Number(charges.n));
+  });
+});
+
+describe('a Postgres connection lost while checked out (postgres)', { skip: !pgUrl }, () => {
+  test('fails the transaction that holds it, not the process; the store serves again', async () => {
+    const ts = await createTestStore('postgres');
+    const real = new URL(ts.env.DATABASE_URL!);
+    const port = await freePort();
+    const tcp = await proxy(port, Number(real.port || 5432));
+    const via = new URL(real);
+    via.port = String(port);
+    const store = openStore({ databaseUrl: via.toString(), dataDir: '.' });
+    try {
+      // A transaction between two statements: its client is out of the pool, which then listens to
+      // it no more. Its connection's 'error' event went to nobody and ended the process.
+      let started!: () => void;
+      const inside = new Promise<void>((r) => (started = r));
+      let go!: () => void;
+      const gate = new Promise<void>((r) => (go = r));
+      const tx = store.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        started();
+        await gate;
+        await sql`select 1`.execute(trx);
+      });
+      await inside;
+      await tcp.cut();
+      await new Promise((r) => setTimeout(r, 300));
+      go();
+      await assert.rejects(tx);
+      await tcp.open();
+      await until('the store answers again', 10_000, async () => {
+        try {
+          await sql`select 1`.execute(store.db);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    } finally {
+      await store.close();
+      await tcp.cut().catch(() => undefined);
+      await ts.dispose();
+    }
   });
 });
