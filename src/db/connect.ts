@@ -129,7 +129,7 @@ function openSqlite(opts: StoreOptions): Store {
     chmodSync(path, 0o600);
   }
   const sqlite = new SQLite(path);
-  // 16 KiB pages rather than SQLite's 4 KiB: a crawl's tweets (about 740 bytes each) land across
+  // 16 KiB pages rather than SQLite's 4 KiB: a crawl's tweets (about 660 bytes of JSON each) land across
   // three indexes, and with 4 rows a page the trees were deeper and split four times as often. The
   // crawl's page writer went from 46,500 to 50,000-58,400 tweets/s (2026-11-27); the charged API
   // call's CPU showed no difference (docs/benchmarks.md). It takes effect only on a new file: an
