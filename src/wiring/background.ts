@@ -36,14 +36,13 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
   const log: Log = opts.log ?? pino({ level: deps.config.logLevel });
   const owner = newWorkerId();
   const runners: JobRunner[] = [];
+  const runnerOpts = { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage };
   if (roles.includes('worker')) {
-    runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage }));
+    runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], runnerOpts));
   }
   if (roles.includes('scheduler')) {
     const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
-    runners.push(
-      new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage }),
-    );
+    runners.push(new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], runnerOpts));
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {
     for (const r of runners) r.wake();
