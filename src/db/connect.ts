@@ -60,8 +60,9 @@ export interface StoreOptions {
 }
 
 export function openStore(opts: StoreOptions): Store {
-  const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize) : openSqlite(opts);
-  const outage = new StorageOutage(() => sql`select 1`.execute(store.db));
+  const opened = opts.databaseUrl ? { store: openPostgres(opts.databaseUrl, opts.poolSize), probe: undefined } : openSqlite(opts);
+  const store = opened.store;
+  const outage = new StorageOutage(opened.probe ?? (() => sql`select 1`.execute(store.db)));
   const close = store.close;
   return {
     ...store,
@@ -116,7 +117,7 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   };
 }
 
-function openSqlite(opts: StoreOptions): Store {
+function openSqlite(opts: StoreOptions): { store: Store; probe: (() => Promise<void>) | undefined } {
   const file = opts.sqliteFile ?? 'gateway.sqlite';
   let path = file;
   if (file !== ':memory:') {
@@ -146,12 +147,39 @@ function openSqlite(opts: StoreOptions): Store {
   const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const group = new GroupCommit(sqlite);
+  const probe = file === ':memory:' ? undefined : new WriteLockProbe(path);
   const close = async () => {
-    // The worker's connection first: the last connection to close checkpoints and removes the WAL.
+    // The other connections first: the last connection to close checkpoints and removes the WAL.
+    probe?.close();
     await busy?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
+  const store: Store = { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
+  return { store, probe: probe && (async () => probe.check()) };
+}
+
+/**
+ * Whether the store's write lock can be had now, for the outage report. SQLite is "unavailable" only
+ * when another process holds the write lock past the busy timeout, and a `select 1` answers all the
+ * while: the report logged the outage's end a second after each start, and a new start at the next
+ * refused write. This takes the lock and gives it back at once, on a connection of its own that
+ * does not wait (better-sqlite3 waits on the event loop's thread), opened at the first probe.
+ */
+class WriteLockProbe {
+  private conn: SQLite.Database | undefined;
+
+  constructor(private readonly path: string) {}
+
+  check(): void {
+    this.conn ??= new SQLite(this.path, { timeout: 0 });
+    this.conn.exec('begin immediate');
+    this.conn.exec('rollback');
+  }
+
+  close(): void {
+    this.conn?.close();
+    this.conn = undefined;
+  }
 }
 
 /** One group charge is in flight at a time (postgres-meter-store.ts); a second connection covers a reconnect. */

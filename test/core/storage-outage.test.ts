@@ -1,7 +1,13 @@
 // The storage outage report: one warning with the cause at the first failure, the failures
 // counted, one line when the probe gets an answer again; a new outage is reported anew.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { openStore } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { StorageOutage } from '../../src/db/storage-outage.js';
 import { until } from '../helpers/processes.js';
 
@@ -42,5 +48,40 @@ test('an outage is logged once with its cause, and its end once with the failure
     assert.equal(lines[2]!.level, 'warn');
   } finally {
     outage.close();
+  }
+});
+
+test('on SQLite, the end is logged when the write lock can be had again, not while another process holds it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdg-outage-'));
+  const store = openStore({ dataDir: dir });
+  // Another process's connection, as the `sdg` command line's or a backup's would be.
+  const other = new SQLite(join(dir, 'gateway.sqlite'));
+  try {
+    await migrateToLatest(store);
+    const lines: string[] = [];
+    const log = { warn: (_o: object, msg: string) => lines.push(`warn ${msg}`), info: (_o: object, msg: string) => lines.push(`info ${msg}`) };
+    other.exec('begin immediate');
+    // A write of ours is refused while the lock is held (busy_timeout lowered to keep the test short).
+    store.sqlite!.pragma('busy_timeout = 50');
+    const err = (() => {
+      try {
+        store.sqlite!.prepare("insert into settings (key, value) values ('probe-test', 'x')").run();
+      } catch (e) {
+        return e as { code?: string };
+      }
+    })();
+    assert.equal(err?.code, 'SQLITE_BUSY');
+    store.outage!.failed(err, log);
+    // Two probes while the lock is held: a `select 1` would have answered.
+    await new Promise((r) => setTimeout(r, 2_300));
+    assert.deepEqual(lines.map((l) => l.split(' ')[0]), ['warn']);
+    assert.equal(store.outage!.down, true);
+    other.exec('rollback');
+    await until('the end logged', 3_000, () => lines.length === 2);
+    assert.equal(lines[1], 'info storage answers again');
+  } finally {
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
