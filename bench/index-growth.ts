@@ -9,6 +9,8 @@
 //   no-time-index    without the (created_at, seq) index that exports scan by time
 //   integer-keys     created_at and seq as integers (smaller index entries)
 //   cache-256        a 256 MB page cache instead of 64 MB
+//   staged           new tweets go to a small staging table (indexed alike), merged into tweets in
+//                    time order once it holds STAGE_SHARE of the table's rows (at least STAGE_MIN)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +39,34 @@ db.exec('create index tweets_author_idx on tweets (author_id, created_at, seq)')
 if (variant !== 'no-time-index') db.exec('create index tweets_created_idx on tweets (created_at, seq)');
 const busy = new BusyWriter(db, path);
 db.pragma(`cache_size = -${(variant === 'cache-256' ? 256 : 64) * 1024}`);
-const insert = db.prepare('insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at) values (?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing');
+const staged = variant === 'staged';
+if (staged) {
+  db.exec(`create table tweets_incoming (id text primary key, seq text not null, author_id text not null,
+    created_at text not null, data text not null, metrics text not null, fetched_at text not null)`);
+  db.exec('create index incoming_author_idx on tweets_incoming (author_id, created_at, seq)');
+  db.exec('create index incoming_created_idx on tweets_incoming (created_at, seq)');
+}
+const STAGE_SHARE = Number(process.env.STAGE_SHARE ?? 0.05);
+const STAGE_MIN = Number(process.env.STAGE_MIN ?? 20_000);
+const insert = staged
+  ? db.prepare(
+      'insert into tweets_incoming (id, seq, author_id, created_at, data, metrics, fetched_at) select @i, @q, @a, @c, @d, @m, @f where not exists (select 1 from tweets where id = @i) on conflict (id) do nothing',
+    )
+  : db.prepare('insert into tweets (id, seq, author_id, created_at, data, metrics, fetched_at) values (?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing');
+let stagedRows = 0;
+let mainRows = 0;
+let mergeMs = 0;
+function mergeIfDue(): void {
+  if (!staged || stagedRows < Math.max(STAGE_MIN, mainRows * STAGE_SHARE)) return;
+  const t = performance.now();
+  db.exec('begin');
+  const n = db.prepare('insert into tweets select id, seq, author_id, created_at, data, metrics, fetched_at from tweets_incoming order by created_at, seq').run().changes;
+  db.exec('delete from tweets_incoming');
+  db.exec('commit');
+  mainRows += n;
+  stagedRows = 0;
+  mergeMs += performance.now() - t;
+}
 
 /** One account's backfill, newest first: demo-like snowflake ids (time in the high bits). */
 function backfill(account: number): Array<{ id: string; ms: number }> {
@@ -64,7 +93,9 @@ for (let first = 0; first < accounts; first += CONCURRENT) {
       for (const t of tweets.slice(page * PAGE, (page + 1) * PAGE)) {
         const seq = integer ? BigInt(t.id) : t.id.padStart(20, '0');
         const created = integer ? t.ms : new Date(t.ms).toISOString();
-        insert.run(t.id, seq, String(1_000_000 + first + g), created, `{"id":"${t.id}","text":"${text}"}`, '{"likes":1,"retweets":2}', '2026-11-20T00:00:00.000Z');
+        const args = [t.id, seq, String(1_000_000 + first + g), created, `{"id":"${t.id}","text":"${text}"}`, '{"likes":1,"retweets":2}', '2026-11-20T00:00:00.000Z'] as const;
+        if (staged) insert.run({ i: args[0], q: args[1], a: args[2], c: args[3], d: args[4], m: args[5], f: args[6] });
+        else insert.run(...args);
         if (++written % WINDOW === 0) {
           const now = performance.now();
           console.log(`${written} tweets: ${(((now - windowStart) * 1000) / WINDOW).toFixed(1)} µs a tweet over the last ${WINDOW}`);
@@ -73,11 +104,14 @@ for (let first = 0; first < accounts; first += CONCURRENT) {
       }
     });
     db.exec('commit');
+    if (staged) stagedRows += group.reduce((n, tweets) => n + tweets.slice(page * PAGE, (page + 1) * PAGE).length, 0);
+    mergeIfDue();
     // The checkpoint worker and the busy writer's timers run between commits, as between turns.
     await new Promise((r) => setImmediate(r));
   }
 }
 const ms = performance.now() - started;
+if (staged) console.log(`merges: ${(mergeMs / 1000).toFixed(1)} s in all`);
 console.log(`${variant}, ${accounts} accounts: ${written} tweets in ${(ms / 1000).toFixed(1)} s, ${((ms * 1000) / written).toFixed(1)} µs a tweet`);
 await busy.close();
 db.close();

@@ -174,7 +174,16 @@ causes were found; two are fixed:
   and 27.7; with a 256 MB page cache 14.0 and 34.8, so a larger cache is not the fix: the cost is
   writing the pages, not reading them. That is the price of a B-tree under random inserts, which
   keeps growing slowly (with the depth and the misses) after it saturates; flat would take writes
-  that arrive sorted (a log-structured store, or a staging table merged in sorted batches), not done.
+  that arrive sorted. A staging table merged in sorted batches was tried on 2026-11-27
+  (\`VARIANT=staged\`: new tweets go to a small table indexed alike, moved into the tweets table in
+  time order once it holds 5% of the table's rows) and is not the fix: 39.4 µs a tweet over the
+  first 250,000 and 94.2 over the last, 204 s in all, against 34.5, 82.7 and 168 s for the table as
+  shipped, the two run one after the other. In time order the id and time indexes take the merged
+  rows in sequence, but the author index that the exports' \`by_author\` scan reads takes them at
+  random, and a merge's rows (125,000 at the end) no longer fit the page cache, so one random index
+  is traded for another plus a second write of every tweet; a merge also holds the only writer for
+  seconds, which the charged calls would wait behind. What is left would be a store whose writes are
+  sorted by design (log-structured), not done.
   Cycles after the first add recent tweets, which land at the indexes' ends: see the next cycle.
   Since 2026-11-27 a new store has 16 KiB pages, not 4 KiB (README, "Memory and disk of a busy SQLite
   store"). Before that the first cycle cost 61, 61 and 80 µs a tweet at 100, 1,000 and 10,000
