@@ -1750,7 +1750,7 @@ export interface components {
                 };
             };
         };
-        /** @description service_unavailable: the gateway cannot reach its storage right now (a database restarting, say); retry after Retry-After seconds. Nothing was charged. */
+        /** @description service_unavailable: the gateway cannot use its storage right now (a database restarting, a full disk); retry after Retry-After seconds. Nothing was charged. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1781,7 +1781,7 @@ export interface components {
                 };
             };
         };
-        /** @description service_unavailable: the gateway cannot reach its storage right now (a database restarting, say); retry after Retry-After seconds. upstream_unavailable: the data source is unavailable or rate limiting the gateway; retry later (Retry-After when known). Nothing was charged. */
+        /** @description service_unavailable: the gateway cannot use its storage right now (a database restarting, a full disk); retry after Retry-After seconds. upstream_unavailable: the data source is unavailable or rate limiting the gateway; retry later (Retry-After when known). Nothing was charged. */
         ServiceUnavailableOrUpstreamUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -3,7 +3,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 import { BusyWriter } from './busy-writer.js';
@@ -62,7 +62,7 @@ export interface StoreOptions {
 export function openStore(opts: StoreOptions): Store {
   const opened = opts.databaseUrl ? { store: openPostgres(opts.databaseUrl, opts.poolSize), probe: undefined } : openSqlite(opts);
   const store = opened.store;
-  const outage = new StorageOutage(opened.probe ?? (() => sql`select 1`.execute(store.db)));
+  const outage = new StorageOutage(opened.probe ?? (() => probeWrite(store.db)));
   const close = store.close;
   return {
     ...store,
@@ -72,6 +72,16 @@ export function openStore(opts: StoreOptions): Store {
       await close();
     },
   };
+}
+
+// The outage report's probe is a small committed write, not a `select 1`: a store that answers
+// reads but refuses writes (a full disk, a Postgres failed over to a read-only standby, another
+// process holding SQLite's write lock) still refuses every charge. One row, rewritten in place.
+const PROBE_KEY = 'storage_probe';
+
+async function probeWrite(db: Kysely<Database>): Promise<void> {
+  const value = new Date().toISOString();
+  await db.insertInto('settings').values({ key: PROBE_KEY, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
 }
 
 function openPostgres(databaseUrl: string, poolSize: number | undefined): Store {
@@ -147,41 +157,31 @@ function openSqlite(opts: StoreOptions): { store: Store; probe: (() => Promise<v
   const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const group = new GroupCommit(sqlite);
-  const probe = file === ':memory:' ? undefined : new WriteLockProbe(path);
   const close = async () => {
-    // The other connections first: the last connection to close checkpoints and removes the WAL.
-    probe?.close();
+    // The worker's connection first: the last connection to close checkpoints and removes the WAL.
     await busy?.close();
     await db.destroy();
   };
   const store: Store = { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
-  return { store, probe: probe && (async () => probe.check()) };
+  return { store, probe: async () => probeSqliteWrite(sqlite) };
 }
 
 /**
- * Whether the store's write lock can be had now, for the outage report. SQLite is "unavailable" only
- * when another process holds the write lock past the busy timeout, and a `select 1` answers all the
- * while: the report logged the outage's end a second after each start, and a new start at the next
- * refused write. This takes the lock and gives it back at once, on a connection of its own that
- * does not wait (better-sqlite3 waits on the event loop's thread), opened at the first probe.
+ * The probe's write on SQLite, without waiting for the write lock: better-sqlite3 waits on the
+ * event loop's thread, and while another process holds the lock the probe is to fail, not to wait
+ * for the busy timeout. On the store's own connection, so that it meets what every write meets.
+ * Skipped (failed) while that connection is inside a transaction of its own.
  */
-class WriteLockProbe {
-  private conn: SQLite.Database | undefined;
-
-  constructor(private readonly path: string) {}
-
-  check(): void {
-    this.conn ??= new SQLite(this.path, { timeout: 0 });
-    this.conn.exec('begin immediate');
-    this.conn.exec('rollback');
-  }
-
-  close(): void {
-    this.conn?.close();
-    this.conn = undefined;
+function probeSqliteWrite(sqlite: SQLite.Database): void {
+  if (sqlite.inTransaction) throw new Error('the connection is inside a transaction: probe again later');
+  const timeout = sqlite.pragma('busy_timeout', { simple: true }) as number;
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    sqlite.prepare('insert into settings (key, value) values (?, ?) on conflict (key) do update set value = excluded.value').run(PROBE_KEY, new Date().toISOString());
+  } finally {
+    sqlite.pragma(`busy_timeout = ${timeout}`);
   }
 }
-
 /** One group charge is in flight at a time (postgres-meter-store.ts); a second connection covers a reconnect. */
 const CHARGE_POOL_SIZE = 2;
 

@@ -38,6 +38,11 @@ export class GroupCommit {
       try {
         return { ok: true, value: savepoint(q.job) };
       } catch (error) {
+        // Some failures (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) end the whole transaction, not
+        // only the statement: SQLite rolls it back itself. The earlier jobs' writes are gone, and a
+        // job run now would run outside any transaction and keep its writes whatever the turn's
+        // fate: the turn fails, every job with it (test/core/group-commit-full.test.ts).
+        if (!db.inTransaction) throw error;
         // Its savepoint is rolled back; the other jobs' writes stand.
         return { ok: false, error };
       }

@@ -1,9 +1,10 @@
-// While the storage cannot be reached, every keyed call answers 503 service_unavailable and every
-// background job's claim or step fails. The operator needs the cause once and the end of it, not a
-// line (and a stack) per refused call or per poll of each job kind: the first failure logs a
-// warning with its cause, the failures meanwhile are only counted, and a probe every second logs,
-// once the storage answers again, how long it was out and how many failures it caused. One per
-// store, so a process reports each outage once whatever its roles.
+// While the storage cannot be used (out of reach, full, or refusing writes), every keyed call
+// answers 503 service_unavailable and every background job's claim or step fails. The operator
+// needs the cause once and the end of it, not a line (and a stack) per refused call or per poll of
+// each job kind: the first failure logs a warning with its cause, the failures meanwhile are only
+// counted, and a probe every second (a small write, see connect.ts) logs, once the storage answers
+// again, how long it was out and how many failures it caused. One per store, so a process reports
+// each outage once whatever its roles.
 
 export interface OutageLog {
   warn(obj: object, msg: string): void;
@@ -37,7 +38,7 @@ export class StorageOutage {
     const e = err as { code?: unknown; message?: unknown };
     log.warn(
       { cause: { code: e.code, message: e.message } },
-      'storage cannot be reached: keyed calls answer 503 service_unavailable, uncharged, and background jobs wait, until it answers again',
+      'storage unavailable: keyed calls answer 503 service_unavailable, uncharged, and background jobs wait, until it answers again',
     );
     this.schedule();
   }

@@ -1,10 +1,14 @@
-// Failures that mean the gateway cannot reach its storage right now (Postgres down or restarting,
-// its connections refused or cut, SQLite locked by another process past the busy timeout), as
-// opposed to a fault of ours: they answer 503 `service_unavailable` with Retry-After, not 500.
+// Failures that mean the gateway cannot use its storage right now (Postgres down or restarting,
+// its connections refused or cut, SQLite locked by another process past the busy timeout; either
+// out of disk, or refusing writes), as opposed to a fault of ours: they answer 503
+// `service_unavailable` with Retry-After, not 500.
 
 // Postgres SQLSTATEs: class 08 (connection exceptions), and admin shutdown, crash shutdown, cannot
-// connect now (starting up or in recovery), too many connections.
-const POSTGRES = new Set(['57P01', '57P02', '57P03', '53300']);
+// connect now (starting up or in recovery), too many connections; disk full, out of memory; a
+// read-only transaction (a standby, or a primary failed over to one).
+const POSTGRES = new Set(['57P01', '57P02', '57P03', '53300', '53100', '53200', '25006']);
+// SQLite: locked past the busy timeout; the disk (or the file system) full, failing or read-only.
+const SQLITE = /^SQLITE_(BUSY|FULL|IOERR|READONLY)(_|$)/;
 // The socket errors pg passes through when it cannot reach the server.
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -13,7 +17,7 @@ export function isStoreUnavailable(err: unknown): boolean {
   if (!e) return false;
   if (typeof e.code === 'string') {
     if (e.code.startsWith('08') || POSTGRES.has(e.code) || NETWORK.has(e.code)) return true;
-    if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_BUSY_SNAPSHOT') return true;
+    if (SQLITE.test(e.code)) return true;
   }
   // pg's own messages for a connection that ended or could not be had (no code).
   return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message);

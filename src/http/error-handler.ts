@@ -58,7 +58,7 @@ export function classifyError(err: FastifyError | AppError | Error): { appError:
     return { appError: new AppError(code, errorStatus[code] === status ? err.message : 'The request is invalid.'), internal: false };
   }
   if (isStoreUnavailable(err)) {
-    return { appError: new AppError('service_unavailable', 'The gateway cannot reach its storage right now; the call was not charged. Retry in a few seconds.', undefined, { 'retry-after': '1' }), internal: false };
+    return { appError: new AppError('service_unavailable', 'The gateway cannot use its storage right now; the call was not charged. Retry in a few seconds.', undefined, { 'retry-after': '1' }), internal: false };
   }
   return { appError: new AppError('internal_error', 'Something went wrong on our side; the call was not charged. Please retry.'), internal: true };
 }

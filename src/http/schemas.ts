@@ -113,7 +113,7 @@ const codeMeaning: Record<ErrorCode, string> = {
   unsupported_media_type: 'the body is not sent as application/json',
   rate_limited: 'too many requests; wait Retry-After seconds (details.scope says which limit)',
   internal_error: 'a fault of the gateway; retrying is safe',
-  service_unavailable: 'the gateway cannot reach its storage right now (a database restarting, say); retry after Retry-After seconds',
+  service_unavailable: 'the gateway cannot use its storage right now (a database restarting, a full disk); retry after Retry-After seconds',
   upstream_error: 'the data source sent an answer the gateway could not read; retry later',
   upstream_unavailable: 'the data source is unavailable or rate limiting the gateway; retry later (Retry-After when known)',
   upstream_timeout: 'the data source did not answer in time; retry later',

@@ -25,6 +25,13 @@ test('store failures classify as 503 service_unavailable with Retry-After; other
     [Object.assign(new Error('connection failure'), { code: '08006' }), 'service_unavailable'],
     [new Error('Connection terminated unexpectedly'), 'service_unavailable'],
     [Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }), 'service_unavailable'],
+    [Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }), 'service_unavailable'],
+    [Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), 'service_unavailable'],
+    [Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' }), 'service_unavailable'],
+    [Object.assign(new Error('could not extend file: No space left on device'), { code: '53100' }), 'service_unavailable'],
+    [Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }), 'service_unavailable'],
+    [Object.assign(new Error('no such table: x'), { code: 'SQLITE_ERROR' }), 'internal_error'],
+    [Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_UNIQUE' }), 'internal_error'],
     [Object.assign(new Error('duplicate key value'), { code: '23505' }), 'internal_error'],
     [new TypeError("Cannot read properties of undefined (reading 'x')"), 'internal_error'],
   ];
@@ -116,7 +123,7 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
 
     // The outage is logged once, with its cause; its refused calls are not logged one by one.
     const lines = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; cause?: { message?: string }; failures?: number; seconds?: number });
-    const down = lines().filter((l) => l.msg.startsWith('storage cannot be reached'));
+    const down = lines().filter((l) => l.msg.startsWith('storage unavailable'));
     assert.equal(down.length, 1, server.output());
     assert.ok(down[0]!.cause?.message, JSON.stringify(down[0]));
     assert.equal(lines().filter((l) => l.msg === 'request failed').length, 0, server.output());
@@ -125,7 +132,7 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     await new Promise((r) => setTimeout(r, 1_500));
     const jobLines = lines().filter((l) => /could not claim a job|periodic task failed|failed; it will be retried/.test(l.msg));
     assert.equal(jobLines.length, 0, JSON.stringify(jobLines.slice(0, 3)));
-    assert.equal(lines().filter((l) => l.msg.startsWith('storage cannot be reached')).length, 1);
+    assert.equal(lines().filter((l) => l.msg.startsWith('storage unavailable')).length, 1);
 
     await tcp.open();
     await until('served again', 15_000, async () => (await tweet()).status === 200);

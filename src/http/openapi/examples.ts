@@ -229,7 +229,7 @@ const errorMessages: Record<ErrorCode, [message: string, details?: Json]> = {
   unsupported_media_type: ['Send the body as JSON with Content-Type: application/json.'],
   rate_limited: ['Rate limit of 600 requests a minute reached; retry in 12 s.', { scope: 'key', retryAfterSeconds: 12 }],
   internal_error: ['Something went wrong on our side; the call was not charged. Please retry.'],
-  service_unavailable: ['The gateway cannot reach its storage right now; the call was not charged. Retry in a few seconds.'],
+  service_unavailable: ['The gateway cannot use its storage right now; the call was not charged. Retry in a few seconds.'],
   upstream_error: ['The data source sent an answer we could not read; retry later.'],
   upstream_unavailable: ['The data source is unavailable; retry later.'],
   upstream_timeout: ['The data source did not answer in time; retry later.'],

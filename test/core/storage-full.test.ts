@@ -1,0 +1,49 @@
+// A full disk answers 503 service_unavailable, uncharged, not 500: it is the storage refusing
+// writes, not a fault of the gateway. SQLite's max_page_count stands in for the disk (a write that
+// needs a page beyond it fails with SQLITE_FULL, as on a full disk); the money stays exact across it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
+import { DemoSource, demoSample } from '../../src/sources/demo/index.js';
+import { startHarness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
+
+test('a full disk: charged calls answer 503 uncharged, the outage is reported, and the calls are served again after', async () => {
+  const h = await startHarness('sqlite');
+  try {
+    const a = await h.account({ credits: 1_000_000 });
+    const sqlite = h.deps.store.sqlite!;
+    const { tweetIds } = demoSample(new DemoSource({ seed: h.config.source.demo.seed, userCount: h.config.source.demo.userCount }), new Date());
+    const get = (i: number) => h.app.inject({ method: 'GET', url: `/social/v1/tweets/${tweetIds[i % tweetIds.length]}?n=${i}`, headers: { 'x-api-key': a.apiKey } });
+
+    sqlite.pragma(`max_page_count = ${Number(sqlite.pragma('page_count', { simple: true }))}`);
+    const statuses = new Map<number, number>();
+    let charged = 0;
+    // Twenty at once, so that a group commit carries several requests' writes (and charges).
+    const answers = [];
+    for (let i = 0; i < 400; i += 20) answers.push(...(await Promise.all(Array.from({ length: 20 }, (_, k) => get(i + k)))));
+    for (const res of answers) {
+      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      charged += Number(res.headers['x-credits-charged'] ?? 0);
+      if (res.statusCode === 200) continue;
+      const body = JSON.parse(res.body) as { error: { code: string } };
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(body.error.code, 'service_unavailable');
+      assert.equal(res.headers['retry-after'], '1');
+      assert.equal(res.headers['x-credits-charged'], '0');
+    }
+    assert.ok((statuses.get(503) ?? 0) > 0, `the disk filled up: ${JSON.stringify([...statuses])}`);
+    assert.equal(h.deps.store.outage!.down, true, 'the outage is reported');
+
+    sqlite.pragma('max_page_count = 1073741823');
+    await until('the end of the outage seen by the probe', 5_000, () => !h.deps.store.outage!.down);
+    const res = await get(400);
+    assert.equal(res.statusCode, 200, res.body);
+    charged += Number(res.headers['x-credits-charged']);
+    const balance = (await getBalance(h.deps.store.db, a.accountId))!.balance;
+    assert.equal(balance, 1_000_000 - charged, 'only the 200s were charged');
+    assert.equal(await ledgerSum(h.deps.store.db, a.accountId), balance);
+  } finally {
+    await h.close();
+  }
+});
