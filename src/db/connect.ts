@@ -221,12 +221,19 @@ function withPreparedStatements(pool: pg.Pool, max = 500): pg.Pool {
 
 // Kysely prepares every query anew; the SQL of one query shape is always the same text, so keep
 // the prepared statements (bounded, oldest dropped first).
+// Also: a write that fails for want of room or on an I/O error (SQLITE_FULL, SQLITE_IOERR) can end
+// the transaction on its own. Kysely then sends its ROLLBACK, which failed ("no transaction is
+// active") and replaced the error that mattered: a full disk answered 500 with that message
+// instead of 503. Its ROLLBACK does nothing when no transaction is open.
 function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
+  const rollback = sqlite.prepare('rollback');
+  const rollbackIfOpen = { reader: false, run: () => (sqlite.inTransaction ? rollback.run() : { changes: 0, lastInsertRowid: 0 }) };
   return new Proxy(sqlite, {
     get(target, prop, receiver) {
       if (prop === 'prepare') {
         return (text: string) => {
+          if (text === 'rollback') return rollbackIfOpen;
           let stmt = cache.get(text);
           // A statement still being iterated (a streamed query) cannot run again: use a fresh one.
           if (stmt?.busy) return target.prepare(text);

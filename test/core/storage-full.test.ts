@@ -2,7 +2,13 @@
 // writes, not a fault of the gateway. SQLite's max_page_count stands in for the disk (a write that
 // needs a page beyond it fails with SQLITE_FULL, as on a full disk); the money stays exact across it.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { openStore } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { DemoSource, demoSample } from '../../src/sources/demo/index.js';
 import { startHarness } from '../helpers/harness.js';
@@ -45,5 +51,43 @@ test('a full disk: charged calls answer 503 uncharged, the outage is reported, a
     assert.equal(await ledgerSum(h.deps.store.db, a.accountId), balance);
   } finally {
     await h.close();
+  }
+});
+
+test("a full disk inside a Kysely transaction fails with SQLITE_FULL, not with its ROLLBACK's error", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdg-full-'));
+  const store = openStore({ dataDir: dir });
+  try {
+    await migrateToLatest(store);
+    const sqlite = store.sqlite!;
+    sqlite.pragma(`max_page_count = ${Number(sqlite.pragma('page_count', { simple: true })) + 2}`);
+    const err = await store.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('settings').values({ key: 'small', value: 'x' }).execute();
+        await trx.insertInto('settings').values({ key: 'large', value: 'x'.repeat(1 << 20) }).execute();
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: string; message?: string },
+      );
+    // Before: SQLITE_ERROR "cannot rollback - no transaction is active", a 500.
+    assert.equal(err?.code, 'SQLITE_FULL', err?.message);
+    assert.equal(isStoreUnavailable(err), true);
+    assert.equal(sqlite.inTransaction, false);
+    assert.equal(await store.db.selectFrom('settings').select('key').where('key', '=', 'small').executeTakeFirst(), undefined, 'nothing of it kept');
+    // A transaction that fails of itself is still rolled back.
+    sqlite.pragma('max_page_count = 1073741823');
+    await assert.rejects(
+      store.db.transaction().execute(async (trx) => {
+        await trx.insertInto('settings').values({ key: 'doomed', value: 'x' }).execute();
+        throw new Error('no');
+      }),
+      /no/,
+    );
+    assert.equal(await store.db.selectFrom('settings').select('key').where('key', '=', 'doomed').executeTakeFirst(), undefined);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
