@@ -13,6 +13,7 @@ export interface OutageLog {
 
 export class StorageOutage {
   private since: number | null = null;
+  private causeCode: string | undefined;
   private failures = 0;
   private log: OutageLog | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -29,6 +30,11 @@ export class StorageOutage {
     return this.since !== null;
   }
 
+  /** The error code of the failure that began the outage under way (for /readyz: a code, never a message). */
+  get cause(): string | undefined {
+    return this.since === null ? undefined : this.causeCode;
+  }
+
   /** Something failed because the storage could not be reached (see isStoreUnavailable). */
   failed(err: unknown, log: OutageLog): void {
     this.failures++;
@@ -36,6 +42,7 @@ export class StorageOutage {
     this.since = Date.now();
     this.log = log;
     const e = err as { code?: unknown; message?: unknown };
+    this.causeCode = typeof e.code === 'string' ? e.code : undefined;
     log.warn(
       { cause: { code: e.code, message: e.message } },
       'storage unavailable: keyed calls answer 503 service_unavailable, uncharged, and background jobs wait, until it answers again',

@@ -40,9 +40,14 @@ test('a full disk: charged calls answer 503 uncharged, the outage is reported, a
     }
     assert.ok((statuses.get(503) ?? 0) > 0, `the disk filled up: ${JSON.stringify([...statuses])}`);
     assert.equal(h.deps.store.outage!.down, true, 'the outage is reported');
+    // Readiness says so, though a `select 1` answers.
+    const ready = await h.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 503, ready.body);
+    assert.deepEqual(JSON.parse(ready.body), { status: 'store unavailable', reason: 'SQLITE_FULL' });
 
     sqlite.pragma('max_page_count = 1073741823');
     await until('the end of the outage seen by the probe', 5_000, () => !h.deps.store.outage!.down);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
     const res = await get(400);
     assert.equal(res.statusCode, 200, res.body);
     charged += Number(res.headers['x-credits-charged']);

@@ -74,10 +74,14 @@ describe('Postgres refusing writes (postgres)', { skip: !pgUrl }, () => {
       assert.equal((await sql<{ one: number }>`select 1 as one`.execute(store.db)).rows[0]!.one, 1);
       await new Promise((r) => setTimeout(r, 2_500));
       assert.equal(store.outage!.down, true, 'still refusing writes: still out');
+      const ready = await app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 503, ready.body);
+      assert.equal((JSON.parse(ready.body) as { status: string }).status, 'store unavailable');
 
       await admin.query(`alter role ${role} reset default_transaction_read_only`);
       await endSessions();
       await until('the probe wrote', 10_000, () => !store.outage!.down);
+      assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
       for (let i = 0; i < 3; i++) await served();
       const balance = (await getBalance(store.db, accountId))!.balance;
       assert.equal(balance, 100_000 - charged, 'only the served calls were charged');

@@ -22,6 +22,10 @@ export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metr
     } catch {
       return reply.code(503).send({ status: 'store unavailable' });
     }
+    // A store that answers reads but refuses writes (full, read-only, locked by another process)
+    // answers `select 1`: the outage report knows better, and its probe writes every second.
+    const outage = deps.store.outage;
+    if (outage?.down) return reply.code(503).send({ status: 'store unavailable', ...(outage.cause ? { reason: outage.cause } : {}) });
     try {
       await deps.rateLimiter.ping?.();
     } catch {
