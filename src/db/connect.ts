@@ -182,6 +182,7 @@ function probeSqliteWrite(sqlite: SQLite.Database): void {
     sqlite.pragma(`busy_timeout = ${timeout}`);
   }
 }
+
 /** One group charge is in flight at a time (postgres-meter-store.ts); a second connection covers a reconnect. */
 const CHARGE_POOL_SIZE = 2;
 

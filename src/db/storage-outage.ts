@@ -35,7 +35,7 @@ export class StorageOutage {
     return this.since === null ? undefined : this.causeCode;
   }
 
-  /** Something failed because the storage could not be reached (see isStoreUnavailable). */
+  /** Something failed because the storage could not be used (see isStoreUnavailable). */
   failed(err: unknown, log: OutageLog): void {
     this.failures++;
     if (this.since !== null || this.closed) return;
