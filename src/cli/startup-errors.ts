@@ -1,6 +1,6 @@
 // Common start-up mistakes, told in one line that names the variable to fix and what to do, instead
-// of a stack trace: a Postgres database that does not exist or does not answer, a DATA_DIR that is
-// not a writable directory, a port already in use.
+// of a stack trace: a Postgres database that does not exist, does not answer or accepts no writes,
+// a DATA_DIR that is not a writable directory, a full disk, a port already in use.
 import type { Config } from '../config/config.js';
 
 interface SysError {
@@ -56,6 +56,10 @@ export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 
       if (code === '3D000') return `DATABASE_URL names a database that does not exist (${db}): create it (createdb), or fix DATABASE_URL.`;
       if (code === '28P01' || code === '28000') return `DATABASE_URL: Postgres at ${db} refused the user or password: fix the credentials in DATABASE_URL.`;
       if (code === '3F000') return `DATABASE_URL names a schema that does not exist (${db}): create it, or fix DATABASE_URL.`;
+      if (code === '25006') {
+        return `DATABASE_URL: Postgres at ${db} accepts no writes (a standby, or default_transaction_read_only is on): point DATABASE_URL at the primary.`;
+      }
+      if (code === '53100') return `DATABASE_URL: Postgres at ${db} is out of disk space (53100): free space on its server.`;
       if (UNREACHABLE.has(code) || /timeout expired|Connection terminated/i.test(message)) {
         return `DATABASE_URL: Postgres at ${db} does not answer (${code || message}): start it, or fix the host and port in DATABASE_URL.`;
       }
@@ -68,6 +72,7 @@ export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 
       if (inData && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')) {
         return `DATA_DIR ${config.dataDir} is not writable by this user (${code}): make it writable, or point DATA_DIR at a directory that is.`;
       }
+      if (code === 'SQLITE_FULL' || (inData && code === 'ENOSPC')) return `DATA_DIR ${config.dataDir}: the disk is full (${code}): free space on it, or point DATA_DIR elsewhere.`;
       if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_READONLY_DIRECTORY') {
         return `DATA_DIR ${config.dataDir}: the database file cannot be opened for writing (${code}): make the directory and its files writable by this user.`;
       }

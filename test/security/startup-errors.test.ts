@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import pg from 'pg';
 import { freePort, repoRoot } from '../helpers/processes.js';
 
 interface Run {
@@ -81,6 +82,28 @@ describe('start-up errors', () => {
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.pathname = '/sdg_no_such_database';
     assertOneLine(await sdg(['migrate'], { DATABASE_URL: url.toString() }), 'DATABASE_URL', /does not exist.*sdg_no_such_database/);
+  });
+
+  test('Postgres accepts no writes (a standby)', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL not set' }, async () => {
+    // The server's own role, read-only, as every session on a standby is.
+    const role = `sdg_ro_${process.pid}`;
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`create role ${role} login`);
+      await admin.query(`create schema ${role} authorization ${role}`);
+      const url = new URL(process.env.TEST_DATABASE_URL!);
+      url.username = role;
+      url.searchParams.set('options', `-c search_path=${role}`);
+      assert.equal((await sdg(['migrate'], { DATABASE_URL: url.toString() })).code, 0);
+      await admin.query(`alter role ${role} set default_transaction_read_only = on`);
+      const r = await sdg(['serve'], { DATABASE_URL: url.toString(), DATA_DIR: tmp(), PORT: String(await freePort()), ROLES: 'api' });
+      assertOneLine(r, 'DATABASE_URL', /accepts no writes.*point DATABASE_URL at the primary/);
+    } finally {
+      await admin.query(`drop schema if exists ${role} cascade`);
+      await admin.query(`drop role if exists ${role}`);
+      await admin.end();
+    }
   });
 
   test('the port is in use', async () => {
