@@ -1,15 +1,21 @@
 // A full disk answers 503 service_unavailable, uncharged, not 500: it is the storage refusing
-// writes, not a fault of the gateway. SQLite's max_page_count stands in for the disk (a write that
-// needs a page beyond it fails with SQLITE_FULL, as on a full disk); the money stays exact across it.
+// writes, not a fault of the gateway. SQLite's max_page_count stands in for the disk in the first
+// two tests (a write that needs a page beyond it fails with SQLITE_FULL, as on a full disk); the
+// last fills a real one. The money stays exact across each.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { createAccount, createKey } from '../../src/accounts/accounts-repo.js';
+import { loadConfig } from '../../src/config/config.js';
 import { openStore } from '../../src/db/connect.js';
+import { buildApp } from '../../src/http/app.js';
+import { buildDeps, closeDeps } from '../../src/wiring/deps.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
-import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
+import { getBalance, grant, ledgerSum } from '../../src/credits/credits-repo.js';
 import { DemoSource, demoSample } from '../../src/sources/demo/index.js';
 import { startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/processes.js';
@@ -94,5 +100,62 @@ test("a full disk inside a Kysely transaction fails with SQLITE_FULL, not with i
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A real full disk: a small tmpfs as DATA_DIR, filled by another file (root only, to mount it; CI
+// runs as root). The same answers, and the outage's end seen by the probe once space is freed.
+const asRoot = process.getuid?.() === 0;
+test('a real full disk under DATA_DIR: 503s uncharged, the outage reported and over once space is freed', { skip: !asRoot && 'needs root to mount a tmpfs' }, async () => {
+  const mnt = mkdtempSync(join(tmpdir(), 'sdg-tmpfs-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mnt]);
+  const dataDir = join(mnt, 'data');
+  const config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', DATA_DIR: dataDir });
+  const store = openStore({ dataDir });
+  const deps = await buildDeps(config, { store });
+  const app = await buildApp(deps, { logger: false });
+  try {
+    const { accountId } = await createAccount(store.db, { name: 'full', planId: config.defaultPlanId, rateLimitPerMinute: 1_000_000 });
+    await grant(store.db, accountId, 1_000_000, 'test');
+    const { key } = await createKey(store.db, accountId, 'test');
+    const { tweetIds } = demoSample(new DemoSource({ seed: config.source.demo.seed, userCount: config.source.demo.userCount }), new Date());
+    let n = 0;
+    let charged = 0;
+    const call = async () => {
+      const res = await app.inject({ method: 'GET', url: `/social/v1/tweets/${tweetIds[n % tweetIds.length]}?n=${n++}`, headers: { 'x-api-key': key } });
+      charged += Number(res.headers['x-credits-charged'] ?? 0);
+      return res;
+    };
+    assert.equal((await call()).statusCode, 200);
+
+    const junk = join(mnt, 'junk');
+    const fd = openSync(junk, 'w');
+    const block = Buffer.alloc(64 * 1024);
+    assert.throws(() => {
+      for (;;) writeSync(fd, block);
+    }, /ENOSPC/);
+    closeSync(fd);
+    const refused = [];
+    for (let i = 0; i < 10; i++) refused.push(...(await Promise.all(Array.from({ length: 20 }, () => call()))));
+    for (const res of refused) {
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal((JSON.parse(res.body) as { error: { code: string } }).error.code, 'service_unavailable');
+      assert.equal(res.headers['x-credits-charged'], '0');
+    }
+    assert.equal(store.outage!.cause, 'SQLITE_FULL');
+    assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503);
+
+    rmSync(junk);
+    await until('the probe wrote', 5_000, () => !store.outage!.down);
+    assert.equal((await call()).statusCode, 200);
+    const balance = (await getBalance(store.db, accountId))!.balance;
+    assert.equal(balance, 1_000_000 - charged);
+    assert.equal(charged, 200, 'two calls served, two charged');
+    assert.equal(await ledgerSum(store.db, accountId), balance);
+  } finally {
+    await app.close();
+    await closeDeps(deps).catch(() => undefined);
+    execFileSync('umount', ['-l', mnt]);
+    rmSync(mnt, { recursive: true, force: true });
   }
 });

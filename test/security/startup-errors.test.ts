@@ -1,8 +1,8 @@
 // Common start-up mistakes end in one line that names the variable and what to do, a non-zero exit
 // code and no stack trace. Each case spawns the real command line.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +82,22 @@ describe('start-up errors', () => {
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.pathname = '/sdg_no_such_database';
     assertOneLine(await sdg(['migrate'], { DATABASE_URL: url.toString() }), 'DATABASE_URL', /does not exist.*sdg_no_such_database/);
+  });
+
+  test('the disk under DATA_DIR is full', { skip: process.getuid?.() !== 0 && 'needs root to mount a tmpfs' }, async () => {
+    const mnt = tmp();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128k', 'tmpfs', mnt]);
+    try {
+      const fd = openSync(join(mnt, 'junk'), 'w');
+      assert.throws(() => {
+        for (;;) writeSync(fd, Buffer.alloc(4096));
+      }, /ENOSPC/);
+      closeSync(fd);
+      const r = await sdg(['serve'], { DATA_DIR: join(mnt, 'data'), PORT: String(await freePort()), ROLES: 'api' });
+      assertOneLine(r, 'DATA_DIR', /the disk is full/);
+    } finally {
+      execFileSync('umount', ['-l', mnt]);
+    }
   });
 
   test('Postgres accepts no writes (a standby)', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL not set' }, async () => {
