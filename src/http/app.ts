@@ -87,8 +87,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     done();
   };
   // Keyed routes are counted where they answer (see answered.ts); public ones when they finish.
+  // A 503 from /readyz is its answer, not a failure: a load balancer polls it every few seconds, and
+  // what makes it 503 is logged once where it is known (the storage outage report, the loss of
+  // Redis, the source's circuit), not as a 'request failed' line per poll.
   const publicAnswered = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    answered(deps, request, reply);
+    answered(deps, request, reply, request.routeOptions.url === '/readyz');
     done();
   };
   const checkResponses = opts.validateResponses ? responseChecker() : undefined;

@@ -120,6 +120,8 @@ describe('Postgres out of reach (postgres)', { skip: !pgUrl }, () => {
     }
     assert.ok(statuses.includes(503), statuses.join(','));
     assert.equal(server.child.exitCode, null, server.output());
+    // Readiness says so, polled as a load balancer would, without a log line per poll.
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(`${server.url}/readyz`)).status, 503);
 
     // The outage is logged once, with its cause; its refused calls are not logged one by one.
     const lines = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; cause?: { message?: string }; failures?: number; seconds?: number });
