@@ -194,3 +194,32 @@ describe('a Postgres connection lost while checked out (postgres)', { skip: !pgU
     }
   });
 });
+
+describe('readiness while Postgres is out of reach (postgres)', { skip: !pgUrl }, () => {
+  test('an API process polled only on /readyz reports the outage once, and not each poll', async () => {
+    const ts = await createTestStore('postgres');
+    await migrateToLatest(ts.store);
+    const real = new URL(ts.env.DATABASE_URL!);
+    const port = await freePort();
+    const tcp = await proxy(port, Number(real.port || 5432));
+    const via = new URL(real);
+    via.port = String(port);
+    // The API role alone: no background job reports the outage in its place.
+    const server = await startServer({ ...ts.env, DATABASE_URL: via.toString(), ROLES: 'api', LOG_LEVEL: 'info' });
+    try {
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+      await tcp.cut();
+      for (let i = 0; i < 4; i++) assert.equal((await fetch(`${server.url}/readyz`)).status, 503);
+      const lines = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string });
+      assert.equal(lines().filter((l) => l.msg.startsWith('storage unavailable')).length, 1, server.output());
+      assert.equal(lines().filter((l) => l.msg === 'request failed').length, 0, server.output());
+      await tcp.open();
+      await until('ready again', 10_000, async () => (await fetch(`${server.url}/readyz`)).status === 200);
+      await until('the end logged', 5_000, async () => lines().some((l) => l.msg.startsWith('storage answers again')));
+    } finally {
+      await server.stop();
+      await tcp.cut().catch(() => undefined);
+      await ts.dispose();
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
+import { isStoreUnavailable } from '../../errors/store-unavailable.js';
 import { metricsAccess } from '../../http/metrics-access.js';
 import type { App } from '../../http/types.js';
 import { SourceError } from '../../sources/types.js';
@@ -16,11 +17,13 @@ const NotReady = Type.Object({
 export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metrics' | 'rateLimiter' | 'store' | 'source'>): void {
   const pub = { public: true };
   app.get('/healthz', { config: pub, schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: NotReady } } }, async (_req, reply) => {
+  app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: NotReady } } }, async (request, reply) => {
     try {
       await sql`select 1`.execute(deps.store.db);
-    } catch {
-      return reply.code(503).send({ status: 'store unavailable' });
+    } catch (err) {
+      // Reported (once, with its cause) as any other call's failure is: the poll itself logs nothing.
+      if (isStoreUnavailable(err)) deps.store.outage?.failed(err, request.server.log);
+      return reply.code(503).send({ status: 'store unavailable', ...(deps.store.outage?.cause ? { reason: deps.store.outage.cause } : {}) });
     }
     // A store that answers reads but refuses writes (full, read-only, locked by another process)
     // answers `select 1`: the outage report knows better, and its probe writes every second.
