@@ -246,8 +246,19 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  // For /readyz. Its answer counts as a call's: a process that only a load balancer polls still
+  // reports Redis's loss and its return, and goes back to the shared buckets once Redis answers.
   async ping(): Promise<void> {
-    await this.redis.ping();
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      this.lost(err as Error);
+      throw err;
+    }
+    if (this.down) {
+      this.down = false;
+      this.health(true);
+    }
   }
 
   async close(): Promise<void> {

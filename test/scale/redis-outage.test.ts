@@ -91,6 +91,23 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
     }
   });
 
+  test("readiness's ping reports the loss and the return, as a call would", async () => {
+    const l = new RedisRateLimiter(`redis://127.0.0.1:${port}`, 'sdg:test:');
+    const heard: boolean[] = [];
+    l.onHealthChange((reachable) => heard.push(reachable));
+    try {
+      await l.ping();
+      await stop(redis);
+      await assert.rejects(l.ping());
+      assert.deepEqual(heard, [false]);
+      redis = await redisServer(port, dir);
+      await until('the ping answered', 10_000, async () => l.ping().then(() => true, () => false));
+      assert.deepEqual(heard, [false, true], 'the return heard with no call but the pings');
+    } finally {
+      await l.close();
+    }
+  });
+
   test('a server answers keyed calls with its own limits and headers while Redis is gone, and says so once', async () => {
     const data = mkdtempSync(join(tmpdir(), 'sdg-redis-srv-'));
     const env = { DATA_DIR: data, REDIS_URL: `redis://127.0.0.1:${port}`, ROLES: 'api', LOG_LEVEL: 'info' };
