@@ -60,9 +60,9 @@ export interface StoreOptions {
 }
 
 export function openStore(opts: StoreOptions): Store {
-  const opened = opts.databaseUrl ? { store: openPostgres(opts.databaseUrl, opts.poolSize), probe: undefined } : openSqlite(opts);
-  const store = opened.store;
-  const outage = new StorageOutage(opened.probe ?? (() => probeWrite(store.db)));
+  const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize) : openSqlite(opts);
+  const sqlite = store.sqlite;
+  const outage = new StorageOutage(sqlite ? async () => probeSqliteWrite(sqlite) : () => probeWrite(store.db));
   const close = store.close;
   return {
     ...store,
@@ -127,7 +127,7 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   };
 }
 
-function openSqlite(opts: StoreOptions): { store: Store; probe: (() => Promise<void>) | undefined } {
+function openSqlite(opts: StoreOptions): Store {
   const file = opts.sqliteFile ?? 'gateway.sqlite';
   let path = file;
   if (file !== ':memory:') {
@@ -162,8 +162,7 @@ function openSqlite(opts: StoreOptions): { store: Store; probe: (() => Promise<v
     await busy?.close();
     await db.destroy();
   };
-  const store: Store = { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
-  return { store, probe: async () => probeSqliteWrite(sqlite) };
+  return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
 }
 
 /**

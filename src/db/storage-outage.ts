@@ -20,7 +20,7 @@ export class StorageOutage {
   private closed = false;
 
   constructor(
-    /** A cheap statement that succeeds only when the storage answers. */
+    /** A cheap write that succeeds only when the storage takes writes again (connect.ts). */
     private readonly probe: () => Promise<unknown>,
     private readonly everyMs = 1000,
   ) {}
