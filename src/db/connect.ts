@@ -3,12 +3,13 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
 import { StorageOutage } from './storage-outage.js';
+import { TransactionalDdlSqliteDialect } from './sqlite-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -155,7 +156,7 @@ function openSqlite(opts: StoreOptions): Store {
   sqlite.pragma('temp_store = MEMORY');
   // Once this connection writes fast, checkpoints move to a worker and the page cache grows (see busy-writer.ts).
   const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(sqlite) }) });
   const group = new GroupCommit(sqlite);
   const close = async () => {
     // The worker's connection first: the last connection to close checkpoints and removes the WAL.

@@ -13,8 +13,9 @@ export async function migratorFor(store: Store): Promise<Migrator> {
 /**
  * Brings the schema to the latest version; throws with the failing migration's name.
  * Kysely's migration lock is per process on SQLite, so two processes starting together on a fresh
- * store can race: the loser's transaction fails and rolls back whole, and it tries again, by which
- * time it finds the winner's work done.
+ * store can race: the loser's transaction (all pending migrations run in one, on SQLite too: see
+ * sqlite-dialect.ts) fails and rolls back whole, and it tries again, by which time it finds the
+ * winner's work done.
  */
 export async function migrateToLatest(store: Store): Promise<MigrationResult[]> {
   for (let attempt = 1; ; attempt++) {

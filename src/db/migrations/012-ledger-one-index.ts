@@ -19,7 +19,7 @@ export function ledgerOneIndexMigration(dialect: Dialect): Migration {
         await sql`drop index if exists ledger_entries_account_idx`.execute(db);
         return;
       }
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await rebuildSqliteLedger(trx, { autoIncrement: false, foreignKey: false });
         await sql`create index ledger_entries_account_time_idx on ledger_entries (account_id, created_at)`.execute(trx);
       });
@@ -29,13 +29,20 @@ export function ledgerOneIndexMigration(dialect: Dialect): Migration {
         await sql`create index if not exists ledger_entries_account_idx on ledger_entries (account_id, id)`.execute(db);
         return;
       }
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await rebuildSqliteLedger(trx, { autoIncrement: true, foreignKey: true });
         await sql`create index ledger_entries_account_idx on ledger_entries (account_id, id)`.execute(trx);
         await sql`create index ledger_entries_account_time_idx on ledger_entries (account_id, created_at)`.execute(trx);
       });
     },
   };
+}
+
+// The migrator runs migrations inside its transaction (src/db/sqlite-dialect.ts); this one was
+// written when it did not, and keeps its own where it is called outside one (Kysely has no nesting).
+async function inTransaction(db: Kysely<unknown>, fn: (trx: Kysely<unknown>) => Promise<void>): Promise<void> {
+  if (db.isTransaction) return fn(db);
+  await db.transaction().execute(fn);
 }
 
 /** Copies the ledger into a table of the given shape, rows and ids as they were; no indexes yet. */
