@@ -10,7 +10,8 @@ import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
 import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
 import { openStore, type Store } from '../db/connect.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { MigrationOneWayError, migrateTo, migrateToLatest } from '../db/migrate.js';
+import { migrations } from '../db/migrations/index.js';
 import { CliError, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
@@ -57,15 +58,23 @@ program
 
 program
   .command('migrate')
-  .description('bring the store schema to the latest version')
+  .description('bring the store schema to the latest version, or up or down to a named migration of this release')
+  .option('--to <migration>', 'migrate up or down to this migration (before returning to the release it ends), instead of the latest')
   .option('--json', 'print JSON')
-  .action(async (o: { json?: boolean }) => {
+  .action(async (o: { to?: string; json?: boolean }) => {
     const config = loadConfig();
+    const known = Object.keys(migrations('sqlite')).sort();
+    if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
     const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
-      const results = await migrateToLatest(store);
-      const applied = results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
-      print(!!o.json, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema is up to date');
+      const results = o.to === undefined ? await migrateToLatest(store) : await migrateTo(store, o.to).catch((err: unknown) => {
+        throw err instanceof MigrationOneWayError ? new CliError(err.message) : err;
+      });
+      const done = (direction: 'Up' | 'Down') => results.filter((r) => r.status === 'Success' && r.direction === direction).map((r) => r.migrationName);
+      const applied = done('Up');
+      const reverted = done('Down');
+      const text = [applied.length ? `applied: ${applied.join(', ')}` : '', reverted.length ? `reverted: ${reverted.join(', ')}` : ''].filter(Boolean).join('; ');
+      print(!!o.json, o.to === undefined ? { applied } : { applied, reverted }, text || 'schema is up to date');
     } finally {
       await store.close();
     }

@@ -1,7 +1,9 @@
 // Common start-up mistakes, told in one line that names the variable to fix and what to do, instead
 // of a stack trace: a Postgres database that does not exist, does not answer or accepts no writes,
-// a DATA_DIR that is not a writable directory, a full disk, a port already in use.
+// a DATA_DIR that is not a writable directory, a full disk, a port already in use, a store migrated
+// by a newer release.
 import type { Config } from '../config/config.js';
+import { SchemaNewerError } from '../db/migrate.js';
 
 interface SysError {
   code?: unknown;
@@ -43,6 +45,13 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOU
 export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 'port' | 'dataDir' | 'databaseUrl' | 'exports'> | undefined): string | undefined {
   if (!config) return undefined;
   for (const e of chain(err)) {
+    if (e instanceof SchemaNewerError) {
+      const store = config.databaseUrl ? `DATABASE_URL: the schema at ${where(config.databaseUrl)}` : `DATA_DIR ${config.dataDir}: the store`;
+      return (
+        `${store} was migrated by a newer release (it has ${e.unknown.join(', ')}; this release ends at ${e.latest}): ` +
+        `run the newer release, or first take the schema back with the newer release's \`sdg migrate --to ${e.latest}\`.`
+      );
+    }
     const code = typeof e.code === 'string' ? e.code : '';
     const message = typeof e.message === 'string' ? e.message : '';
     // 'bind': the same error in a cluster worker, whose primary listens for it.

@@ -1,6 +1,49 @@
-import { Migrator, sql, type MigrationResult } from 'kysely';
+import { Migrator, sql, type MigrationResult, type MigrationResultSet } from 'kysely';
 import type { Store } from './connect.js';
-import { migrationProvider } from './migrations/index.js';
+import { migrationProvider, migrations } from './migrations/index.js';
+
+/**
+ * The store was migrated by a newer release: it holds migrations this one does not know. This
+ * release's code may not work on that schema, and it cannot undo what it does not have, so it
+ * refuses to start; the newer release's `sdg migrate --to` can take the schema back.
+ */
+export class SchemaNewerError extends Error {
+  constructor(
+    readonly unknown: string[],
+    readonly latest: string,
+  ) {
+    super(`The store's schema is newer than this release: it has migration ${unknown.join(', ')}, which this release does not know (its last is ${latest}).`);
+    this.name = 'SchemaNewerError';
+  }
+}
+
+/** A migration down to `target` would pass migrations that have no down step. */
+export class MigrationOneWayError extends Error {
+  constructor(
+    readonly oneWay: string[],
+    readonly target: string,
+  ) {
+    super(`Cannot migrate down to ${target}: ${oneWay.join(', ')} cannot be undone (no down step).`);
+    this.name = 'MigrationOneWayError';
+  }
+}
+
+/** Names of the migrations the store has applied; none when it has never been migrated. */
+async function appliedNames(store: Store): Promise<string[]> {
+  try {
+    return (await sql<{ name: string }>`select name from kysely_migration`.execute(store.db)).rows.map((r) => r.name);
+  } catch {
+    // No bookkeeping table yet: a new store.
+    return [];
+  }
+}
+
+/** Throws SchemaNewerError when the store has migrations this release does not know. */
+export async function assertSchemaKnown(store: Store): Promise<void> {
+  const known = Object.keys(migrations(store.dialect)).sort();
+  const unknown = (await appliedNames(store)).filter((n) => !known.includes(n)).sort();
+  if (unknown.length) throw new SchemaNewerError(unknown, known.at(-1)!);
+}
 
 export async function migratorFor(store: Store): Promise<Migrator> {
   // Kysely looks for its bookkeeping tables in any schema unless told which: name ours, so that
@@ -30,7 +73,25 @@ export async function migrateToLatest(store: Store): Promise<MigrationResult[]> 
 }
 
 async function migrateOnce(store: Store): Promise<MigrationResult[]> {
-  const { error, results } = await (await migratorFor(store)).migrateToLatest();
+  await assertSchemaKnown(store);
+  return outcome(await (await migratorFor(store)).migrateToLatest());
+}
+
+/**
+ * Migrates up or down to `target` (a migration of this release), in one transaction: how an
+ * operator takes the schema back before returning to an older release.
+ */
+export async function migrateTo(store: Store, target: string): Promise<MigrationResult[]> {
+  await assertSchemaKnown(store);
+  // Kysely would pass over a migration without a down step and forget it was applied: its tables
+  // would stay, and the next migration up would fail on them.
+  const all = migrations(store.dialect);
+  const oneWay = (await appliedNames(store)).filter((n) => n > target && !all[n]?.down).sort();
+  if (oneWay.length) throw new MigrationOneWayError(oneWay, target);
+  return outcome(await (await migratorFor(store)).migrateTo(target));
+}
+
+function outcome({ error, results }: MigrationResultSet): MigrationResult[] {
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`Migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? String(error)}`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Store } from '../../src/db/connect.js';
-import { migrateToLatest, migratorFor } from '../../src/db/migrate.js';
+import { MigrationOneWayError, migrateTo, migrateToLatest, migratorFor, SchemaNewerError } from '../../src/db/migrate.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { backends, createTestStore } from '../helpers/backends.js';
 
@@ -148,6 +148,49 @@ for (const backend of backends()) {
             ['cyc_run', 3, 1, 1, 56, 3],
           ],
         );
+      } finally {
+        await s.dispose();
+      }
+    });
+
+    test('a store migrated by a newer release: this one refuses to migrate it, up or down, naming what it lacks, and changes nothing', async () => {
+      const s = await createTestStore(backend);
+      try {
+        await migrateToLatest(s.store);
+        await sql`insert into kysely_migration (name, timestamp) values ('999-from-the-future', ${new Date().toISOString()})`.execute(s.store.db);
+        const before = await describeSchema(s.store);
+        const latest = Object.keys(migrations(backend)).sort().at(-1)!;
+        const refused = (e: unknown) => e instanceof SchemaNewerError && e.unknown.join() === '999-from-the-future' && e.latest === latest;
+        await assert.rejects(migrateToLatest(s.store), refused);
+        await assert.rejects(migrateTo(s.store, '009-hardening'), refused);
+        assert.deepEqual(await describeSchema(s.store), before);
+      } finally {
+        await s.dispose();
+      }
+    });
+
+    test('migrateTo takes the schema down to a named migration and back up', async () => {
+      const s = await createTestStore(backend);
+      try {
+        await migrateToLatest(s.store);
+        const latest = await describeSchema(s.store);
+        const names = Object.keys(migrations(backend)).sort();
+        const down = await migrateTo(s.store, '010-ledger-no-fk-pg');
+        assert.deepEqual(down.map((r) => [r.migrationName, r.direction, r.status]), [
+          ['012-ledger-one-index', 'Down', 'Success'],
+          ['011-crawl-cycle-counters', 'Down', 'Success'],
+        ]);
+        assert.deepEqual(await ledgerIndexes(s.store), ['ledger_entries_account_idx', 'ledger_entries_account_time_idx']);
+        const up = await migrateTo(s.store, names.at(-1)!);
+        assert.deepEqual(up.map((r) => [r.migrationName, r.direction]), [
+          ['011-crawl-cycle-counters', 'Up'],
+          ['012-ledger-one-index', 'Up'],
+        ]);
+        assert.deepEqual(await describeSchema(s.store), latest);
+        // 009 has no down step: going below it is refused, and nothing is reverted.
+        await assert.rejects(migrateTo(s.store, '008-ledger-time'), (e) => e instanceof MigrationOneWayError && e.oneWay.join() === '009-hardening');
+        assert.deepEqual(await describeSchema(s.store), latest);
+        assert.deepEqual(await migrateToLatest(s.store), []);
       } finally {
         await s.dispose();
       }

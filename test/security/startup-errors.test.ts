@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { freePort, repoRoot } from '../helpers/processes.js';
 
@@ -120,6 +121,16 @@ describe('start-up errors', () => {
       await admin.query(`drop role if exists ${role}`);
       await admin.end();
     }
+  });
+
+  test('the store was migrated by a newer release', async () => {
+    const dataDir = tmp();
+    assert.equal((await sdg(['migrate'], { DATA_DIR: dataDir })).code, 0);
+    const db = new SQLite(join(dataDir, 'gateway.sqlite'));
+    db.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('999-from-the-future', new Date().toISOString());
+    db.close();
+    const r = await sdg(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), ROLES: 'api' });
+    assertOneLine(r, 'DATA_DIR', /migrated by a newer release \(it has 999-from-the-future; this release ends at \d{3}-[a-z-]+\): .*sdg migrate --to \d{3}-/);
   });
 
   test('the port is in use', async () => {
