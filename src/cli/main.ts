@@ -1,5 +1,7 @@
 // The operator command line `sdg` (docs/spec/contract.md, section 12). Every command reads the same DATA_DIR /
 // DATABASE_URL as the server and works while it runs.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
@@ -9,7 +11,8 @@ import { findJob } from './jobs-show.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
 import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
-import { openStore, type Store } from '../db/connect.js';
+import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
+import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest } from '../db/migrate.js';
 import { migrations } from '../db/migrations/index.js';
 import { CliError, parsePositiveInt, print, table } from './output.js';
@@ -75,6 +78,28 @@ program
       const reverted = done('Down');
       const text = [applied.length ? `applied: ${applied.join(', ')}` : '', reverted.length ? `reverted: ${reverted.join(', ')}` : ''].filter(Boolean).join('; ');
       print(!!o.json, o.to === undefined ? { applied } : { applied, reverted }, text || 'schema is up to date');
+    } finally {
+      await store.close();
+    }
+  });
+
+program
+  .command('backup')
+  .argument('<file>', 'a new file for the copy')
+  .description('copy the embedded store to a new file while the server runs (on Postgres, use pg_dump)')
+  .option('--json', 'print JSON')
+  .action(async (file: string, o: { json?: boolean }) => {
+    const config = loadConfig();
+    if (config.databaseUrl) throw new CliError('sdg backup copies the embedded store; with DATABASE_URL, back up Postgres with pg_dump (README, "Backups").');
+    const path = join(config.dataDir, SQLITE_FILE);
+    if (!existsSync(path)) throw new CliError(`No store at ${path}: nothing to back up (is DATA_DIR right?).`);
+    // Not migrated first: a backup taken before an upgrade must hold the schema as it was.
+    const store = openStore({ dataDir: config.dataDir });
+    try {
+      const r = await backupSqlite(store.sqlite!, resolve(file)).catch((err: unknown) => {
+        throw err instanceof BackupTargetExistsError ? new CliError(err.message) : err;
+      });
+      print(!!o.json, r, `backed up ${r.pages} pages (${r.bytes} bytes) to ${r.file}`);
     } finally {
       await store.close();
     }

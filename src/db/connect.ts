@@ -128,8 +128,11 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   };
 }
 
+/** The embedded store's file in DATA_DIR. */
+export const SQLITE_FILE = 'gateway.sqlite';
+
 function openSqlite(opts: StoreOptions): Store {
-  const file = opts.sqliteFile ?? 'gateway.sqlite';
+  const file = opts.sqliteFile ?? SQLITE_FILE;
   let path = file;
   if (file !== ':memory:') {
     // The store holds the signing secret and every account's data: private to the server's user.

@@ -1,0 +1,61 @@
+// An online copy of the embedded store, taken while the server runs. SQLite's backup API copies the
+// database's pages as of one read transaction; in one step, so that the writes going on meanwhile
+// never restart it (a copy in steps starts over whenever another connection writes), and in WAL
+// mode those writes do not wait for it. The copy is written beside the target, checked, flushed
+// and renamed into place, so a file under the target's name is always a whole, consistent backup.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { chmod, link, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+
+export class BackupTargetExistsError extends Error {
+  constructor(readonly file: string) {
+    super(`${file} already exists: choose a new file name (a backup never overwrites one).`);
+    this.name = 'BackupTargetExistsError';
+  }
+}
+
+export interface BackupResult {
+  file: string;
+  bytes: number;
+  pages: number;
+}
+
+/** All pages in the next step: better-sqlite3 takes the step's size from the progress callback. */
+const ALL_PAGES = 0x7fffffff;
+
+export async function backupSqlite(source: SQLite.Database, file: string): Promise<BackupResult> {
+  if (await stat(file).then(() => true, () => false)) throw new BackupTargetExistsError(file);
+  const partial = `${file}.partial-${randomBytes(4).toString('hex')}`;
+  try {
+    const { totalPages } = await source.backup(partial, { progress: () => ALL_PAGES });
+    // It holds key hashes, the link-signing secret and every account's data, as the store does.
+    await chmod(partial, 0o600);
+    const copy = new SQLite(partial);
+    try {
+      const check = copy.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Error(`the copy failed SQLite's quick_check: ${String(check)}`);
+    } finally {
+      copy.close();
+    }
+    fsync(partial);
+    // Into place without replacing a file made meanwhile: link() fails where rename() would overwrite.
+    await link(partial, file).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'EEXIST' ? new BackupTargetExistsError(file) : err;
+    });
+    fsync(dirname(file));
+    return { file, bytes: (await stat(file)).size, pages: totalPages };
+  } finally {
+    await Promise.all(['', '-wal', '-shm', '-journal'].map((s) => rm(partial + s, { force: true })));
+  }
+}
+
+function fsync(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,123 @@
+// `sdg backup` copies the embedded store while the server runs and charges calls: the copy is whole
+// (SQLite's integrity check), consistent (every account's ledger sums to its balance, as of one
+// moment between charges), private (0600), and a server started on it serves the same accounts.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { runSdg, startServer } from '../helpers/processes.js';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'sdg-backup-'));
+  dirs.push(d);
+  return d;
+};
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+interface Books {
+  accounts: number;
+  unbalanced: number;
+  entries: number;
+  balance: number;
+}
+
+function books(file: string, accountId: string): Books {
+  const db = new SQLite(file, { readonly: true });
+  try {
+    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    const q = (s: string, ...a: unknown[]) => db.prepare(s).pluck().get(...a) as number;
+    return {
+      accounts: q('select count(*) from accounts'),
+      unbalanced: q('select count(*) from accounts a where a.balance <> (select coalesce(sum(amount), 0) from ledger_entries l where l.account_id = a.id)'),
+      entries: q('select count(*) from ledger_entries where account_id = ?', accountId),
+      balance: q('select balance from accounts where id = ?', accountId),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+test('sdg backup while charged calls run: a whole, consistent, private copy that a server can start on', { timeout: 120_000 }, async () => {
+  const dataDir = tmp();
+  const server = await startServer({ DATA_DIR: dataDir, ROLES: 'api' });
+  try {
+    const c = await runSdg(['accounts', 'create', '--name', 'Ada', '--credits', '100000000', '--rate-limit-per-minute', '1000000', '--json'], { DATA_DIR: dataDir });
+    assert.equal(c.code, 0, c.stderr);
+    const { accountId, apiKey } = JSON.parse(c.stdout) as { accountId: string; apiKey: string };
+    const { tweetIds } = JSON.parse((await runSdg(['demo', 'sample', '--json'], {})).stdout) as { tweetIds: string[] };
+
+    // Charged calls, 10 at a time, until the backup is done.
+    let stop = false;
+    let served = 0;
+    const statuses = new Set<number>();
+    const load = Promise.all(
+      Array.from({ length: 10 }, async (_, w) => {
+        for (let i = 0; !stop; i++) {
+          const r = await fetch(`${server.url}/social/v1/tweets/${tweetIds[(i + w) % tweetIds.length]}`, { headers: { 'x-api-key': apiKey } });
+          statuses.add(r.status);
+          await r.arrayBuffer();
+          served++;
+        }
+      }),
+    );
+    const backupDir = tmp();
+    const file = join(backupDir, 'gateway-backup.sqlite');
+    await new Promise((r) => setTimeout(r, 500));
+    const servedBefore = served;
+    const b = await runSdg(['backup', file, '--json'], { DATA_DIR: dataDir });
+    const servedDuring = served - servedBefore;
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await load;
+    assert.deepEqual([...statuses], [200]);
+    assert.equal(b.code, 0, b.stderr);
+    const out = JSON.parse(b.stdout) as { file: string; bytes: number; pages: number };
+    assert.equal(out.file, file);
+    assert.equal(out.bytes, statSync(file).size);
+    assert.ok(out.pages > 0);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.deepEqual(readdirSync(backupDir), ['gateway-backup.sqlite'], 'no partial file left');
+    assert.ok(servedDuring > 0, 'calls were charged while the command ran');
+
+    const copy = books(file, accountId);
+    const live = books(join(dataDir, 'gateway.sqlite'), accountId);
+    assert.equal(copy.unbalanced, 0, 'every ledger in the copy sums to its balance');
+    assert.equal(live.unbalanced, 0);
+    assert.ok(copy.entries > 1, `charges before the backup are in it (${copy.entries} entries)`);
+    assert.ok(live.entries > copy.entries, `charges after it are not (${copy.entries} of ${live.entries})`);
+
+    // A second backup under the same name is refused and leaves the first as it was.
+    const again = await runSdg(['backup', file], { DATA_DIR: dataDir });
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /already exists/);
+    assert.equal(books(file, accountId).entries, copy.entries);
+
+    // Restored: a server on a new DATA_DIR holding the copy knows the key and the balance it had.
+    const restored = tmp();
+    copyFileSync(file, join(restored, 'gateway.sqlite'));
+    const second = await startServer({ DATA_DIR: restored, ROLES: 'api' });
+    try {
+      const bal = await fetch(`${second.url}/api/v1/credits/balance`, { headers: { 'x-api-key': apiKey } });
+      assert.equal(bal.status, 200);
+      assert.equal(((await bal.json()) as { data: { balance: number } }).data.balance, copy.balance);
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+test('sdg backup refuses, in one line, with no store, and on Postgres', async () => {
+  const none = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: '' });
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /^sdg: No store at .*gateway\.sqlite: nothing to back up/);
+  const pg = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: 'postgres://127.0.0.1:1/none' });
+  assert.equal(pg.code, 2);
+  assert.match(pg.stderr, /^sdg: sdg backup copies the embedded store; with DATABASE_URL, back up Postgres with pg_dump/);
+});
