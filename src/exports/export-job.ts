@@ -1,10 +1,11 @@
 // The export job: queued → running → completed | failed. A crash mid-write leaves the export
 // `running` with a lease nobody renews; when it expires another worker claims it and writes the
-// file again from the start (the put is atomic: nothing partial is ever visible at the key).
+// file again from the start (the put is atomic: nothing partial is ever visible at the key). A
+// failed attempt is retried the same way, after a wait; the third failure fails the export.
 import { releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
 import { claimNextExport } from './export-claim.js';
 import type { JobKind, JobSummary } from '../jobs/runner.js';
-import { completeExport, exportLease, failExport, findExport, markExportStarted, requeueExport } from './export-repo.js';
+import { completeExport, exportLease, failExport, findExport, markExportStarted, retryExportAt } from './export-repo.js';
 import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
 
@@ -45,7 +46,9 @@ export async function performExport(deps: ExportDeps, claim: Claim, parent: Abor
       await failExport(db, claim, 'The export could not be written; request it again.', now());
       await objects.cleanupPartial?.(row.object_key);
     } else {
-      await requeueExport(db, claim);
+      // What fails an export is mostly brief (the object store's network, a disk being cleared): the
+      // next attempt waits a lease's time (JOBS_LEASE_SECONDS), twice that after the second failure.
+      await retryExportAt(db, claim, Date.now() + leaseMs(deps) * claim.attempts);
     }
     throw err;
   }

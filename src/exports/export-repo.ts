@@ -119,11 +119,14 @@ export async function failExport(db: Kysely<Database>, claim: Claim, error: stri
     .execute();
 }
 
-/** Back to the queue at once (not counted as an attempt's end by lease expiry). */
-export async function requeueExport(db: Kysely<Database>, claim: Claim): Promise<void> {
+/**
+ * After a failed attempt: the export stays `running` under a lease that ends at `retryAtMs`, when any
+ * worker may claim it for the next attempt (as it would after a crash), and none before.
+ */
+export async function retryExportAt(db: Kysely<Database>, claim: Claim, retryAtMs: number): Promise<void> {
   await db
     .updateTable('exports')
-    .set({ status: 'queued', lease_owner: null, lease_expires_at: null })
+    .set({ lease_expires_at: new Date(retryAtMs).toISOString() })
     .where('id', '=', claim.id)
     .where('lease_owner', '=', claim.owner)
     .where('status', '=', 'running')
