@@ -4,7 +4,7 @@
 // failed attempt is retried the same way, after a wait; the third failure fails the export.
 import { releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
 import { claimNextExport } from './export-claim.js';
-import type { JobKind, JobSummary } from '../jobs/runner.js';
+import { JobGaveUpError, type JobKind, type JobSummary } from '../jobs/runner.js';
 import { completeExport, exportLease, failExport, findExport, markExportStarted, retryExportAt } from './export-repo.js';
 import { writeExport } from './export-writer.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
@@ -45,6 +45,7 @@ export async function performExport(deps: ExportDeps, claim: Claim, parent: Abor
     if (claim.attempts >= EXPORT_MAX_ATTEMPTS) {
       await failExport(db, claim, 'The export could not be written; request it again.', now());
       await objects.cleanupPartial?.(row.object_key);
+      throw new JobGaveUpError(claim.attempts, err);
     } else {
       // What fails an export is mostly brief (the object store's network, a disk being cleared): the
       // next attempt waits a lease's time (JOBS_LEASE_SECONDS), twice that after the second failure.

@@ -37,6 +37,20 @@ export interface PeriodicTask {
   run(signal: AbortSignal): Promise<void>;
 }
 
+/**
+ * Thrown by a job that failed for the last time and marked its row failed: the runner then logs
+ * that it will not be retried (with the failure as `cause`), not that it will.
+ */
+export class JobGaveUpError extends Error {
+  constructor(
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(`gave up after ${attempts} attempts`, { cause });
+    this.name = 'JobGaveUpError';
+  }
+}
+
 /** Identifies this process in lease_owner columns. */
 export function newWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -129,7 +143,9 @@ export class JobRunner {
           .then((summary) => line({ job: kind.name, id: job!.id, ...summary, ms: Date.now() - started }, `${kind.name} finished`))
           .catch((err: unknown) => {
             if (err instanceof LeaseLostError) log.warn({ err, job: kind.name, id: job!.id }, 'job taken over by another worker');
-            else this.failed(err, () => log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`));
+            else if (err instanceof JobGaveUpError) {
+              log.error({ err: err.cause, job: kind.name, id: job!.id, attempts: err.attempts, ms: Date.now() - started }, `${kind.name} failed for good after ${err.attempts} attempts`);
+            } else this.failed(err, () => log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`));
           })
           .finally(() => {
             set.delete(p);

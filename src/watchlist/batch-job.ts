@@ -2,7 +2,7 @@
 // ids checked to exist) and applies it. Items are resolved a few at a time but applied in order, so
 // when the plan's limit is reached it is always the later items that get limit_exceeded.
 import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } from '../jobs/lease.js';
-import type { JobKind, JobSummary } from '../jobs/runner.js';
+import { JobGaveUpError, type JobKind, type JobSummary } from '../jobs/runner.js';
 import type { SocialProfile } from '../domain/models.js';
 import { upsertProfiles } from '../social/social-repo.js';
 import { SourceError } from '../sources/types.js';
@@ -100,6 +100,7 @@ export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSig
     }
     if (claim.attempts >= BATCH_MAX_ATTEMPTS) {
       await failBatch(db, claim, `The batch could not be processed: ${describe(err)}`, now()).catch(() => undefined);
+      throw new JobGaveUpError(claim.attempts, err);
     }
     throw err; // otherwise the lease expires and another attempt resumes at the first pending item
   } finally {

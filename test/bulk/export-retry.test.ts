@@ -4,9 +4,11 @@
 // twice that; the third failure fails the export.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { runExportNow } from '../../src/exports/export-job.js';
+import { exportJobKind, runExportNow } from '../../src/exports/export-job.js';
+import { JobRunner } from '../../src/jobs/runner.js';
 import type { ObjectBody, ObjectStore } from '../../src/objects/object-store.js';
 import { backends } from '../helpers/backends.js';
+import { until } from '../helpers/processes.js';
 import { json, type TestAccount } from '../helpers/harness.js';
 import { BASE, bulkHarness, call, type BulkHarness } from './helpers.js';
 
@@ -91,6 +93,26 @@ for (const backend of backends()) {
       assert.deepEqual(await record(id), { ...(await record(id)), status: 'completed', error: null });
       const link = await call(b.h, a, 'GET', `${BASE}/exports/${id}/download`);
       assert.equal(link.statusCode, 200, link.body);
+    });
+
+    test("the worker's log says which failures will be retried and which was the last", async () => {
+      const id = await requestExport(5);
+      objects.failures = 3;
+      const lines: Array<{ level: string; msg: string; attempts?: number; err?: unknown }> = [];
+      const capture = (level: string) => (o: object, msg: string) => void lines.push({ level, msg, ...o });
+      const runner = new JobRunner([exportJobKind(b.h.deps)], [], { pollMs: 20, owner: 'w', log: { info: capture('info'), warn: capture('warn'), error: capture('error') } });
+      runner.start();
+      try {
+        await until('the export fails', 10_000, async () => (await record(id)).status === 'failed');
+        await until('its last line', 2_000, () => lines.some((l) => /for good/.test(l.msg)));
+      } finally {
+        await runner.stop();
+      }
+      const failures = lines.filter((l) => l.level === 'error').map((l) => l.msg);
+      assert.deepEqual(failures, ['export failed; it will be retried', 'export failed; it will be retried', 'export failed for good after 3 attempts']);
+      const last = lines.find((l) => /for good/.test(l.msg))!;
+      assert.equal(last.attempts, 3);
+      assert.match(String((last.err as Error).message), /cannot be reached/, 'the failure itself, not the wrapper');
     });
 
     test('three failures fail the export, saying to request it again', async () => {
