@@ -1,7 +1,7 @@
 // The operator command line `sdg` (docs/spec/contract.md, section 12). Every command reads the same DATA_DIR /
 // DATABASE_URL as the server and works while it runs.
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
@@ -93,13 +93,24 @@ program
     if (config.databaseUrl) throw new CliError('sdg backup copies the embedded store; with DATABASE_URL, back up Postgres with pg_dump (README, "Backups").');
     const path = join(config.dataDir, SQLITE_FILE);
     if (!existsSync(path)) throw new CliError(`No store at ${path}: nothing to back up (is DATA_DIR right?).`);
+    const target = resolve(file);
+    try {
+      accessSync(dirname(target), constants.W_OK);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'is not writable by this user';
+      throw new CliError(`Cannot write ${target}: its directory ${dirname(target)} ${why}.`);
+    }
     // Not migrated first: a backup taken before an upgrade must hold the schema as it was.
     const store = openStore({ dataDir: config.dataDir });
     try {
-      const r = await backupSqlite(store.sqlite!, resolve(file)).catch((err: unknown) => {
-        throw err instanceof BackupTargetExistsError ? new CliError(err.message) : err;
-      });
+      const r = await backupSqlite(store.sqlite!, target);
       print(!!o.json, r, `backed up ${r.pages} pages (${r.bytes} bytes) to ${r.file}`);
+    } catch (err) {
+      if (err instanceof BackupTargetExistsError) throw new CliError(err.message);
+      // Not a start-up error: told as what it is, about the target (a full disk, a refused write).
+      const e = err as { code?: string; message?: string };
+      process.stderr.write(`sdg: the backup to ${target} failed and left nothing under that name: ${e.message ?? String(err)}${e.code ? ` (${e.code})` : ''}\n`);
+      process.exitCode = 1;
     } finally {
       await store.close();
     }

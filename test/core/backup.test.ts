@@ -113,10 +113,20 @@ test('sdg backup while charged calls run: a whole, consistent, private copy that
   }
 });
 
-test('sdg backup refuses, in one line, with no store, and on Postgres', async () => {
+test('sdg backup refuses, in one line, with no store, a missing or unwritable directory, and on Postgres', async () => {
   const none = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: '' });
   assert.equal(none.code, 2);
   assert.match(none.stderr, /^sdg: No store at .*gateway\.sqlite: nothing to back up/);
+  const dataDir = tmp();
+  assert.equal((await runSdg(['migrate'], { DATA_DIR: dataDir, DATABASE_URL: '' })).code, 0);
+  const noDir = await runSdg(['backup', '/no/such/dir/b.sqlite'], { DATA_DIR: dataDir, DATABASE_URL: '' });
+  assert.equal(noDir.code, 2);
+  assert.equal(noDir.stderr, 'sdg: Cannot write /no/such/dir/b.sqlite: its directory /no/such/dir does not exist.\n');
+  // /proc takes no new files, even from root: the copy itself fails (as on a full disk), in one line.
+  const refused = await runSdg(['backup', '/proc/b.sqlite'], { DATA_DIR: dataDir, DATABASE_URL: '' });
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /^sdg: (the backup to \/proc\/b\.sqlite failed and left nothing under that name|Cannot write \/proc\/b\.sqlite: its directory \/proc is not writable)/);
+  assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
   const pg = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: 'postgres://127.0.0.1:1/none' });
   assert.equal(pg.code, 2);
   assert.match(pg.stderr, /^sdg: sdg backup copies the embedded store; with DATABASE_URL, back up Postgres with pg_dump/);
