@@ -66,6 +66,7 @@ program
   .option('--json', 'print JSON')
   .action(async (o: { to?: string; json?: boolean }) => {
     const config = loadConfig();
+    // The same names on both stores.
     const known = Object.keys(migrations('sqlite')).sort();
     if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
     const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });

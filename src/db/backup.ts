@@ -2,7 +2,7 @@
 // database's pages as of one read transaction; in one step, so that the writes going on meanwhile
 // never restart it (a copy in steps starts over whenever another connection writes), and in WAL
 // mode those writes do not wait for it. The copy is written beside the target, checked, flushed
-// and renamed into place, so a file under the target's name is always a whole, consistent backup.
+// and linked into place, so a file under the target's name is always a whole, consistent backup.
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { chmod, link, rm, stat } from 'node:fs/promises';
