@@ -14,6 +14,7 @@ import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
 import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
 import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest } from '../db/migrate.js';
+import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
 import { migrations } from '../db/migrations/index.js';
 import { CliError, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
@@ -115,6 +116,20 @@ program
     } finally {
       await store.close();
     }
+  });
+
+program
+  .command('restore')
+  .argument('<file>', 'a backup made by sdg backup')
+  .description('put a backup in place of the embedded store, with every process that uses it stopped')
+  .option('--json', 'print JSON')
+  .action(async (file: string, o: { json?: boolean }) => {
+    const config = loadConfig();
+    if (config.databaseUrl) throw new CliError('sdg restore puts back the embedded store; with DATABASE_URL, restore Postgres with pg_restore (README, "Backups").');
+    const r = await restoreSqlite(config.dataDir, resolve(file)).catch((err: unknown) => {
+      throw err instanceof RestoreRefusedError ? new CliError(err.message) : err;
+    });
+    print(!!o.json, r, `restored ${resolve(file)} as ${r.restored}${r.movedAside.length ? `; the store it replaced is at ${r.movedAside[0]}` : ''}`);
   });
 
 const accounts = program.command('accounts').description('manage accounts');

@@ -4,10 +4,10 @@
 // mode those writes do not wait for it. The copy is written beside the target, checked, flushed
 // and linked into place, so a file under the target's name is always a whole, consistent backup.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { chmod, link, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { fsyncPath } from './fsync-path.js';
 
 export class BackupTargetExistsError extends Error {
   constructor(readonly file: string) {
@@ -39,23 +39,14 @@ export async function backupSqlite(source: SQLite.Database, file: string): Promi
     } finally {
       copy.close();
     }
-    fsync(partial);
+    fsyncPath(partial);
     // Into place without replacing a file made meanwhile: link() fails where rename() would overwrite.
     await link(partial, file).catch((err: NodeJS.ErrnoException) => {
       throw err.code === 'EEXIST' ? new BackupTargetExistsError(file) : err;
     });
-    fsync(dirname(file));
+    fsyncPath(dirname(file));
     return { file, bytes: (await stat(file)).size, pages: totalPages };
   } finally {
     await Promise.all(['', '-wal', '-shm', '-journal'].map((s) => rm(partial + s, { force: true })));
-  }
-}
-
-function fsync(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

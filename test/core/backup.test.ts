@@ -1,8 +1,9 @@
 // `sdg backup` copies the embedded store while the server runs and charges calls: the copy is whole
 // (SQLite's integrity check), consistent (every account's ledger sums to its balance, as of one
-// moment between charges), private (0600), and a server started on it serves the same accounts.
+// moment between charges) and private (0600). `sdg restore` refuses while the server runs, then
+// puts the copy back, keeping the replaced store aside, and the server serves the copy's accounts.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -42,7 +43,7 @@ function books(file: string, accountId: string): Books {
   }
 }
 
-test('sdg backup while charged calls run: a whole, consistent, private copy that a server can start on', { timeout: 120_000 }, async () => {
+test('sdg backup while charged calls run: a whole, consistent, private copy; sdg restore puts it back once the server is stopped', { timeout: 120_000 }, async () => {
   const dataDir = tmp();
   const server = await startServer({ DATA_DIR: dataDir, ROLES: 'api' });
   try {
@@ -97,23 +98,44 @@ test('sdg backup while charged calls run: a whole, consistent, private copy that
     assert.match(again.stderr, /already exists/);
     assert.equal(books(file, accountId).entries, copy.entries);
 
-    // Restored: a server on a new DATA_DIR holding the copy knows the key and the balance it had.
-    const restored = tmp();
-    copyFileSync(file, join(restored, 'gateway.sqlite'));
-    const second = await startServer({ DATA_DIR: restored, ROLES: 'api' });
+    // Restoring while the server runs is refused, and the store is left alone.
+    const busy = await runSdg(['restore', file], { DATA_DIR: dataDir });
+    assert.equal(busy.code, 2);
+    assert.match(busy.stderr, /^sdg: The store at .* is in use: stop every process/);
+    assert.equal(books(join(dataDir, 'gateway.sqlite'), accountId).entries, live.entries);
+    assert.equal((await fetch(`${server.url}/api/v1/credits/balance`, { headers: { 'x-api-key': apiKey } })).status, 200);
+
+    // Stopped, it is restored: the server started again has the balance of the backup, and the
+    // store it replaced is kept aside, whole.
+    assert.equal(await server.stop(), 0);
+    const r = await runSdg(['restore', file, '--json'], { DATA_DIR: dataDir });
+    assert.equal(r.code, 0, r.stderr);
+    const restored = JSON.parse(r.stdout) as { restored: string; movedAside: string[] };
+    assert.equal(restored.restored, join(dataDir, 'gateway.sqlite'));
+    assert.equal(restored.movedAside.length, 1, 'the last connection to close removed the WAL');
+    assert.match(restored.movedAside[0]!, /gateway\.sqlite\.before-restore-/);
+    assert.deepEqual(books(restored.movedAside[0]!, accountId), live);
+    assert.equal(statSync(restored.restored).mode & 0o777, 0o600);
+    const restarted = await startServer({ DATA_DIR: dataDir, ROLES: 'api' });
     try {
-      const bal = await fetch(`${second.url}/api/v1/credits/balance`, { headers: { 'x-api-key': apiKey } });
+      const bal = await fetch(`${restarted.url}/api/v1/credits/balance`, { headers: { 'x-api-key': apiKey } });
       assert.equal(bal.status, 200);
       assert.equal(((await bal.json()) as { data: { balance: number } }).data.balance, copy.balance);
     } finally {
-      await second.stop();
+      await restarted.stop();
     }
+    // Onto a new machine: a DATA_DIR that does not exist yet.
+    const fresh = join(tmp(), 'new-data-dir');
+    const f = await runSdg(['restore', file, '--json'], { DATA_DIR: fresh });
+    assert.equal(f.code, 0, f.stderr);
+    assert.deepEqual((JSON.parse(f.stdout) as { movedAside: string[] }).movedAside, []);
+    assert.equal(books(join(fresh, 'gateway.sqlite'), accountId).balance, copy.balance);
   } finally {
     await server.stop();
   }
 });
 
-test('sdg backup refuses, in one line, with no store, a missing or unwritable directory, and on Postgres', async () => {
+test('sdg backup and restore refuse, in one line: no store, a missing or unwritable directory, not a database, Postgres', async () => {
   const none = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: '' });
   assert.equal(none.code, 2);
   assert.match(none.stderr, /^sdg: No store at .*gateway\.sqlite: nothing to back up/);
@@ -127,6 +149,11 @@ test('sdg backup refuses, in one line, with no store, a missing or unwritable di
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /^sdg: (the backup to \/proc\/b\.sqlite failed and left nothing under that name|Cannot write \/proc\/b\.sqlite: its directory \/proc is not writable)/);
   assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+  const notDb = join(tmp(), 'notes.txt');
+  writeFileSync(notDb, 'not a database\n');
+  const bad = await runSdg(['restore', notDb], { DATA_DIR: dataDir, DATABASE_URL: '' });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^sdg: .*notes\.txt is not a readable database: file is not a database\.\n$/);
   const pg = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: 'postgres://127.0.0.1:1/none' });
   assert.equal(pg.code, 2);
   assert.match(pg.stderr, /^sdg: sdg backup copies the embedded store; with DATABASE_URL, back up Postgres with pg_dump/);
