@@ -2,7 +2,7 @@
 // DATABASE_URL as the server and works while it runs.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
 import { OpaqueIds } from '../domain/opaque-ids.js';
@@ -34,7 +34,9 @@ async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): P
   }
 }
 
-const program = new Command('sdg').description('Social Data Gateway operator command line').showHelpAfterError();
+// exitOverride: commander's usage errors (a missing option, an unknown one) throw, and end with exit
+// code 2 below, as our own checks of arguments do; set before the commands, which inherit it.
+const program = new Command('sdg').description('Social Data Gateway operator command line').showHelpAfterError().exitOverride();
 
 program
   .command('serve')
@@ -310,6 +312,8 @@ program.addOption(new Option('--version').hideHelp());
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
+  // Commander has printed its message (or the help, exit code 0) already.
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
   if (err instanceof ConfigError || err instanceof CliError) {
     process.stderr.write(`sdg: ${err.message}\n`);
     process.exit(2);

@@ -104,3 +104,18 @@ for (const backend of backends()) {
     });
   });
 }
+
+test("commander's usage errors exit 2, as the commands' own checks of arguments do; help exits 0", async () => {
+  for (const [args, message] of [
+    [['accounts', 'create'], /required option '--name <name>' not specified/],
+    [['serve', '--bogus'], /unknown option '--bogus'/],
+    [['migrate', '--to'], /option '--to <migration>' argument missing/],
+  ] as const) {
+    const r = await runSdg([...args], { DATA_DIR: '/nonexistent-sdg-data-dir' });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+  }
+  const help = await runSdg(['accounts', '--help'], {});
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: sdg accounts/);
+});
