@@ -2,7 +2,7 @@
 // DATABASE_URL as the server and works while it runs.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
 import { OpaqueIds } from '../domain/opaque-ids.js';
@@ -20,6 +20,7 @@ import { CliError, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
 import { humanStream } from './log-format.js';
+import { gatewayVersion } from './version.js';
 import { DemoSource } from '../sources/demo/demo-source.js';
 import { demoSample } from '../sources/demo/sample.js';
 
@@ -307,7 +308,7 @@ demo
     print(!!o.json, sample, Object.entries(sample).map(([k, v]) => `${k}: ${(v as string[]).join(' ')}`).join('\n'));
   });
 
-program.addOption(new Option('--version').hideHelp());
+program.version(gatewayVersion(), '--version', 'print the version of this release');
 
 try {
   await program.parseAsync(process.argv);

@@ -1,12 +1,14 @@
 // The operator command line's newer commands: keys list/create, usage, jobs show, and the header
 // row of accounts list. Each spawns the real `sdg` against a store.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createBatch } from '../../src/watchlist/batch-repo.js';
 import { createExport } from '../../src/exports/export-repo.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
-import { runSdg } from '../helpers/processes.js';
+import { repoRoot, runSdg } from '../helpers/processes.js';
 
 for (const backend of backends()) {
   describe(`sdg operator commands (${backend})`, () => {
@@ -105,7 +107,7 @@ for (const backend of backends()) {
   });
 }
 
-test("commander's usage errors exit 2, as the commands' own checks of arguments do; help exits 0", async () => {
+test("commander's usage errors exit 2, as the commands' own checks of arguments do; help and --version exit 0", async () => {
   for (const [args, message] of [
     [['accounts', 'create'], /required option '--name <name>' not specified/],
     [['serve', '--bogus'], /unknown option '--bogus'/],
@@ -118,4 +120,7 @@ test("commander's usage errors exit 2, as the commands' own checks of arguments 
   const help = await runSdg(['accounts', '--help'], {});
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^Usage: sdg accounts/);
+  const version = await runSdg(['--version'], {});
+  assert.equal(version.code, 0);
+  assert.equal(version.stdout, `${(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version}\n`);
 });
