@@ -13,9 +13,8 @@ import { ConfigError } from '../config/env.js';
 import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
 import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
 import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
-import { MigrationOneWayError, migrateTo, migrateToLatest } from '../db/migrate.js';
+import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
-import { migrations } from '../db/migrations/index.js';
 import { CliError, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
@@ -70,8 +69,7 @@ program
   .option('--json', 'print JSON')
   .action(async (o: { to?: string; json?: boolean }) => {
     const config = loadConfig();
-    // The same names on both stores.
-    const known = Object.keys(migrations('sqlite')).sort();
+    const known = migrationNames();
     if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
     const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {

@@ -1,5 +1,5 @@
 import { Migrator, sql, type MigrationResult, type MigrationResultSet } from 'kysely';
-import type { Store } from './connect.js';
+import type { Dialect, Store } from './connect.js';
 import { migrationProvider, migrations } from './migrations/index.js';
 
 /**
@@ -38,11 +38,21 @@ async function appliedNames(store: Store): Promise<string[]> {
   }
 }
 
+/** This release's migrations, in the order they apply (the same names on both stores). */
+export function migrationNames(dialect: Dialect = 'sqlite'): string[] {
+  return Object.keys(migrations(dialect)).sort();
+}
+
+/** Of the migrations a store has applied, those this release does not know (a newer release's). */
+export function unknownMigrations(applied: string[], dialect: Dialect = 'sqlite'): string[] {
+  const known = migrationNames(dialect);
+  return applied.filter((n) => !known.includes(n)).sort();
+}
+
 /** Throws SchemaNewerError when the store has migrations this release does not know. */
 export async function assertSchemaKnown(store: Store): Promise<void> {
-  const known = Object.keys(migrations(store.dialect)).sort();
-  const unknown = (await appliedNames(store)).filter((n) => !known.includes(n)).sort();
-  if (unknown.length) throw new SchemaNewerError(unknown, known.at(-1)!);
+  const unknown = unknownMigrations(await appliedNames(store), store.dialect);
+  if (unknown.length) throw new SchemaNewerError(unknown, migrationNames(store.dialect).at(-1)!);
 }
 
 export async function migratorFor(store: Store): Promise<Migrator> {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { fsyncPath } from './fsync-path.js';
 import { SQLITE_FILE } from './connect.js';
-import { migrations } from './migrations/index.js';
+import { unknownMigrations } from './migrate.js';
 
 export class RestoreRefusedError extends Error {
   constructor(message: string) {
@@ -41,8 +41,7 @@ function checkBackup(file: string): void {
     if (check !== 'ok') throw new RestoreRefusedError(`${file} failed SQLite's quick_check: ${String(check)}.`);
     const tables = new Set(db.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[]);
     if (!tables.has('kysely_migration') || !tables.has('accounts')) throw new RestoreRefusedError(`${file} is not a backup of this gateway's store (no accounts or migrations).`);
-    const known = Object.keys(migrations('sqlite'));
-    const unknown = (db.prepare('select name from kysely_migration').pluck().all() as string[]).filter((n) => !known.includes(n));
+    const unknown = unknownMigrations(db.prepare('select name from kysely_migration').pluck().all() as string[]);
     if (unknown.length) throw new RestoreRefusedError(`${file} was made by a newer release (it has ${unknown.join(', ')}): restore it with that release.`);
   } catch (err) {
     if (err instanceof RestoreRefusedError) throw err;
