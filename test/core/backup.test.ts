@@ -3,22 +3,14 @@
 // moment between charges) and private (0600). `sdg restore` refuses while the server runs, then
 // puts the copy back, keeping the replaced store aside, and the server serves the copy's accounts.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { runSdg, startServer } from '../helpers/processes.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
 
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'sdg-backup-'));
-  dirs.push(d);
-  return d;
-};
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('sdg-backup-');
 
 interface Books {
   accounts: number;

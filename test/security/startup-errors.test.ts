@@ -2,14 +2,14 @@
 // code and no stack trace. Each case spawns the real command line.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { freePort, repoRoot } from '../helpers/processes.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
 
 interface Run {
   code: number | null;
@@ -49,15 +49,7 @@ function assertOneLine(r: Run, variable: string, pattern: RegExp): void {
 }
 
 describe('start-up errors', () => {
-  const dirs: string[] = [];
-  const tmp = () => {
-    const d = mkdtempSync(join(tmpdir(), 'sdg-start-'));
-    dirs.push(d);
-    return d;
-  };
-  after(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const tmp = tempDirs('sdg-start-');
 
   test('DATA_DIR is a file', async () => {
     const file = join(tmp(), 'not-a-dir');
