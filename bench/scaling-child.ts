@@ -8,7 +8,6 @@ import { createAccount, createKey } from '../src/accounts/accounts-repo.js';
 import { loadConfig } from '../src/config/config.js';
 import { grant } from '../src/credits/credits-repo.js';
 import { buildApp } from '../src/http/app.js';
-import { OpaqueIds } from '../src/domain/opaque-ids.js';
 import { DemoSource } from '../src/sources/demo/demo-source.js';
 import { buildSource } from '../src/sources/build-source.js';
 import { silentLog } from '../src/sources/types.js';
@@ -167,7 +166,7 @@ async function main(): Promise<Record<string, unknown>> {
       const middle = Number((await db.selectFrom('ledger_entries').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m) - Math.floor(n / 2);
       // As the route makes it: the position is the entry's time and opaque id (led_…).
       const createdAt = (await db.selectFrom('ledger_entries').select('created_at').where('id', '=', middle).executeTakeFirstOrThrow()).created_at;
-      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: new OpaqueIds(deps.secret, 'led').encode(middle), createdAt });
+      const cursor = deps.cursors.encode(`usage:${accountId}`, { after: deps.ledgerIds.encode(middle), createdAt });
       await warmUp(['/api/v1/usage?limit=100', `/api/v1/usage?limit=100&cursor=${encodeURIComponent(cursor)}`]);
       const { result, peakRss, baselineRss } = await withPeakRss(async () => ({
         first: await median(50, () => get('/api/v1/usage?limit=100').then(() => undefined)),

@@ -5,8 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
-import { OpaqueIds } from '../domain/opaque-ids.js';
-import { resolveSecret } from '../wiring/secret.js';
+import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
 import { findJob } from './jobs-show.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
@@ -256,7 +255,7 @@ program
       const limit = parsePositiveInt('--limit', o.limit);
       const balance = await getBalance(store.db, accountId);
       if (!balance) throw new CliError(`No account ${accountId}.`);
-      const ids = new OpaqueIds(await resolveSecret(store, config.secret), 'led');
+      const ids = await ledgerIdsFor(store, await resolveSecret(store, config.secret));
       const rows = (await ledgerPage(store.db, accountId, limit)).slice(0, limit);
       const entries = rows.map((r) => ({
         id: ids.encode(r.id),

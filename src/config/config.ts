@@ -17,6 +17,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Signs cursors and download links. When unset, a random one is created once and kept in the store. */
   secret: string | undefined;
+  /** SECRET's value before a rotation: still accepted on cursors and download links, never used to sign. */
+  secretPrevious: string | undefined;
   publicBaseUrl: string | undefined;
   roles: Role[];
   /** WORKERS: processes `sdg serve` runs the API in (node:cluster, one port); 1 is the plain single process. */
@@ -99,6 +101,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (secret !== undefined && secret.length < 32) {
     throw new ConfigError('SECRET must be at least 32 characters long.');
   }
+  const secretPrevious = optStr(env, 'SECRET_PREVIOUS');
+  if (secretPrevious !== undefined && secret === undefined) {
+    throw new ConfigError('SECRET_PREVIOUS is the secret SECRET replaced: set SECRET to the new one too.');
+  }
+  if (secretPrevious !== undefined && secretPrevious.length < 32) {
+    throw new ConfigError('SECRET_PREVIOUS must be at least 32 characters long, as SECRET was.');
+  }
   const roles = str(env, 'ROLES', 'api,worker,scheduler')
     .split(',')
     .map((r) => r.trim())
@@ -124,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     secret,
+    secretPrevious,
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http', 'https']),
     roles: roles as Role[],
     workers,

@@ -1,17 +1,21 @@
 // Public ids for rows whose store id is a sequence (ledger entries): the sequence number encrypted
-// with a key derived from the service secret (AES on one 16-byte block, a keyed permutation), so an
-// answer reveals neither the order of entries across tenants nor the platform's volume, and the
-// service can still turn a public id back into its position for keyset pages.
+// (AES on one 16-byte block, a keyed permutation), so an answer reveals neither the order of entries
+// across tenants nor the platform's volume, and the service can still turn a public id back into its
+// position for keyset pages. The key was first derived from the service secret; it is kept in the
+// store since, so that an id stays the same when the secret changes (wiring/secret.ts).
 import { createCipheriv, createDecipheriv, createHash } from 'node:crypto';
 
 export class OpaqueIds {
-  private readonly key: Buffer;
-
   constructor(
-    secret: string,
+    private readonly key: Buffer,
     private readonly prefix: string,
   ) {
-    this.key = createHash('sha256').update('opaque-id\0').update(prefix).update('\0').update(secret).digest().subarray(0, 16);
+    if (key.length !== 16) throw new Error(`an opaque-id key is 16 bytes, not ${key.length}`);
+  }
+
+  /** The key of a prefix's ids derived from a secret (how every key was made before keys were stored). */
+  static keyFrom(secret: string, prefix: string): Buffer {
+    return createHash('sha256').update('opaque-id\0').update(prefix).update('\0').update(secret).digest().subarray(0, 16);
   }
 
   encode(n: number): string {

@@ -1,7 +1,9 @@
 // Download links of completed exports: served by the gateway itself at a public route, signed with
 // HMAC-SHA256 over (export id, object key, expiry). Changing the id, the expiry or the signature
 // breaks the signature; the object key is not in the URL at all, so no link can reach another object.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Signed with the current secret; a link signed with the previous one still works during a rotation.
+import { createHmac } from 'node:crypto';
+import { signedByAny, type SigningSecrets } from '../domain/signing-secrets.js';
 import { AppError } from '../errors/app-error.js';
 import type { ExportRow } from './export-repo.js';
 
@@ -32,11 +34,9 @@ const invalidLink = () => new AppError('not_found', 'This download link is not v
  * maxTtlSeconds from now was not made by signDownload with today's settings (a leaked or rotated-in
  * secret, a hand-made link): it is refused like a bad signature, so no link lives forever.
  */
-export function verifyDownload(secret: string, id: string, objectKey: string | undefined, expiresText: string, sig: string, nowMs: number, maxTtlSeconds: number): void {
+export function verifyDownload(secrets: SigningSecrets, id: string, objectKey: string | undefined, expiresText: string, sig: string, nowMs: number, maxTtlSeconds: number): void {
   if (!objectKey || !/^[0-9]{1,12}$/.test(expiresText) || sig.length > 128) throw invalidLink();
-  const want = Buffer.from(signature(secret, id, objectKey, Number(expiresText)));
-  const got = Buffer.from(sig);
-  if (want.length !== got.length || !timingSafeEqual(want, got)) throw invalidLink();
+  if (!signedByAny(secrets, sig, (secret) => signature(secret, id, objectKey, Number(expiresText)))) throw invalidLink();
   // One second of slack: signDownload floors the current second.
   if (Number(expiresText) * 1000 > nowMs + (maxTtlSeconds + 1) * 1000) throw invalidLink();
   if (nowMs > Number(expiresText) * 1000) {

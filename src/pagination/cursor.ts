@@ -1,15 +1,17 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { signedByAny, type SigningSecrets } from '../domain/signing-secrets.js';
 import { AppError } from '../errors/app-error.js';
 
 // Opaque cursors: base64url(JSON position) + "." + HMAC over the list's identity and the position.
 // The list identity (route, parameters, account) is signed but not carried, so a cursor of one list
-// fails verification on any other.
+// fails verification on any other. Signed with the current secret; the previous one is still
+// accepted during a rotation (signing-secrets.ts).
 export class CursorCodec {
-  constructor(private readonly secret: string) {}
+  constructor(private readonly secrets: SigningSecrets) {}
 
   encode(list: string, position: unknown): string {
     const body = Buffer.from(JSON.stringify(position)).toString('base64url');
-    return `${body}.${this.sign(list, body)}`;
+    return `${body}.${sign(this.secrets.current, list, body)}`;
   }
 
   decode<T>(list: string, cursor: string): T {
@@ -17,19 +19,17 @@ export class CursorCodec {
     const body = cursor.slice(0, dot);
     const sig = cursor.slice(dot + 1);
     if (dot <= 0 || !sig) throw invalid();
-    const want = Buffer.from(this.sign(list, body));
-    const got = Buffer.from(sig);
-    if (want.length !== got.length || !timingSafeEqual(want, got)) throw invalid();
+    if (!signedByAny(this.secrets, sig, (secret) => sign(secret, list, body))) throw invalid();
     try {
       return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T;
     } catch {
       throw invalid();
     }
   }
+}
 
-  private sign(list: string, body: string): string {
-    return createHmac('sha256', this.secret).update('cursor\0').update(list).update('\0').update(body).digest('base64url').slice(0, 32);
-  }
+function sign(secret: string, list: string, body: string): string {
+  return createHmac('sha256', secret).update('cursor\0').update(list).update('\0').update(body).digest('base64url').slice(0, 32);
 }
 
 function invalid(): AppError {

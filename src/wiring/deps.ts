@@ -19,7 +19,9 @@ import { crawlPagesFor } from '../crawl/page-ingest.js';
 import { buildSource } from '../sources/build-source.js';
 import { buildBulkServices } from './background.js';
 import { buildObjectStore } from '../objects/build-object-store.js';
-import { resolveSecret } from './secret.js';
+import { ledgerIdsFor, resolveSecrets } from './secret.js';
+import type { SigningSecrets } from '../domain/signing-secrets.js';
+import type { OpaqueIds } from '../domain/opaque-ids.js';
 
 /** Everything the program is made of, built once here and passed around as a plain object. */
 export interface Deps extends JobDeps {
@@ -29,8 +31,10 @@ export interface Deps extends JobDeps {
   rateLimiter: RateLimiter;
   metrics: Metrics;
   startedAt: Date;
-  /** Signs cursors and download links. */
-  secret: string;
+  /** Sign cursors and download links (the current one), and check them (also the previous one). */
+  secrets: SigningSecrets;
+  /** The ledger entries' public ids (led_…). */
+  ledgerIds: OpaqueIds;
   wallet: WalletService;
   social: SocialService;
   /** Where tweets fetched by API reads are written. */
@@ -50,7 +54,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const o = opts.overrides ?? {};
   const store = opts.store ?? o.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   if (opts.migrate !== false) await migrateToLatest(store);
-  const secret = o.secret ?? (await resolveSecret(store, config.secret));
+  const secrets = o.secrets ?? (await resolveSecrets(store, config.secret, config.secretPrevious));
   const w = config.wallet;
   const source = o.source ?? (await buildSource(config, store));
   const tweetStore = o.tweetStore ?? tweetStoreFor(store);
@@ -61,7 +65,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     store,
     meter,
     keys: o.keys ?? new KeyResolver(meter, { cacheMs: config.credits.keyCacheMs }),
-    cursors: o.cursors ?? new CursorCodec(secret),
+    cursors: o.cursors ?? new CursorCodec(secrets),
     // One process: buckets in memory. Several: REDIS_URL shares them.
     // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
     // used, so the embedded default's heap holds none of them.
@@ -70,7 +74,8 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
       (config.redisUrl ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()),
     metrics: o.metrics ?? createMetrics(),
     startedAt: o.startedAt ?? new Date(),
-    secret,
+    secrets,
+    ledgerIds: o.ledgerIds ?? (await ledgerIdsFor(store, secrets.current)),
     source,
     tweetStore,
     crawlPages,

@@ -164,8 +164,7 @@ for (const backend of backends()) {
         assert.deepEqual(seen, expected, `limit ${limit}`);
       }
       // A cursor as issued before this order (the last entry's opaque id only), after entry 5.
-      const { OpaqueIds } = await import('../../src/domain/opaque-ids.js');
-      const ids = new OpaqueIds(h.deps.secret, 'led');
+      const ids = h.deps.ledgerIds;
       const legacy = (id: number) => h.deps.cursors.encode(`usage:${u.accountId}`, { after: ids.encode(id) });
       const res = await h.app.inject({ url: `/api/v1/usage?limit=10&cursor=${encodeURIComponent(legacy(idOf.get(5)!))}`, headers: { 'x-api-key': u.apiKey } });
       assert.equal(res.statusCode, 200);

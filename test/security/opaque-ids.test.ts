@@ -11,8 +11,8 @@ import { json, startHarness, type Harness } from '../helpers/harness.js';
 type UsagePage = { items: Array<{ id: string; amount: number; note: string | null }>; nextCursor: string | null };
 
 test('OpaqueIds: a keyed permutation that decodes only its own ids', () => {
-  const a = new OpaqueIds('s'.repeat(32), 'led');
-  const b = new OpaqueIds('t'.repeat(32), 'led');
+  const a = new OpaqueIds(OpaqueIds.keyFrom('s'.repeat(32), 'led'), 'led');
+  const b = new OpaqueIds(OpaqueIds.keyFrom('t'.repeat(32), 'led'), 'led');
   for (const n of [1, 2, 3, 1_000_000, Number.MAX_SAFE_INTEGER]) {
     const id = a.encode(n);
     assert.match(id, /^led_[A-Za-z0-9_-]{22}$/);

@@ -4,7 +4,6 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
-import { OpaqueIds } from '../../domain/opaque-ids.js';
 import { AppError } from '../../errors/app-error.js';
 
 export const LedgerEntry = Type.Object({
@@ -24,9 +23,9 @@ const UsageQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'secret' | 'store'>): void {
+export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'ledgerIds' | 'store'>): void {
   // Ledger ids are a sequence across all accounts: answers and cursors carry them encrypted (opaque-ids.ts).
-  const ids = new OpaqueIds(deps.secret, 'led');
+  const ids = deps.ledgerIds;
   const invalid = () => new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
   // A cursor holds the last entry's time and opaque id. One issued before the list was ordered by
   // time holds the id only: its entry's time is looked up, so a walk across the upgrade goes on.

@@ -9,7 +9,7 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { logOf } from '../../http/logging.js';
 
-export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'secret' | 'store'>): void {
+export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'secrets' | 'store'>): void {
   app.get(
     `${DOWNLOAD_PATH}/:id`,
     {
@@ -25,7 +25,7 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       const { id } = request.params;
       const row = /^[0-9]{1,20}$/.test(id) ? await findExport(deps.store.db, id) : undefined;
       const key = row?.status === 'completed' ? row.object_key : undefined;
-      verifyDownload(deps.secret, id, key, request.query.expires ?? '', request.query.sig ?? '', deps.bulk.clock().getTime(), deps.config.exports.linkTtlSeconds);
+      verifyDownload(deps.secrets, id, key, request.query.expires ?? '', request.query.sig ?? '', deps.bulk.clock().getTime(), deps.config.exports.linkTtlSeconds);
       if (row?.expired_at) throw exportExpired(row);
       const info = key ? await deps.bulk.objects.stat(key) : undefined;
       if (!row || !key || !info) throw new AppError('not_found', 'This export file is no longer available; request a new export.');
