@@ -137,6 +137,8 @@ export class RedisRateLimiter implements RateLimiter {
   /** While down, when to try Redis again (at once after a reconnection, else a second after a failure). */
   private retryAt = 0;
   private health: (reachable: boolean, err?: Error) => void = () => undefined;
+  /** What failed first when Redis was last lost (the connection's error, not a later call's). */
+  private lastError: Error | undefined;
 
   // Not 'sdg:rl:', where the release before kept a hash per bucket: in a rolling upgrade the two
   // releases keep separate buckets (for at most a minute) instead of misreading each other's.
@@ -155,11 +157,15 @@ export class RedisRateLimiter implements RateLimiter {
   /** Who hears that Redis became unreachable (with the error) or reachable again: once per change. */
   onHealthChange(handler: (reachable: boolean, err?: Error) => void): void {
     this.health = handler;
+    // Lost before anyone listened (Redis down, or REDIS_URL wrong, from the start): the first
+    // connection fails while the process is still starting, and would never be reported.
+    if (this.down) handler(false, this.lastError);
   }
 
   private lost(err: Error): void {
     this.retryAt = Date.now() + 1_000;
     if (this.down) return;
+    this.lastError = err;
     this.down = true;
     this.health(false, err);
   }

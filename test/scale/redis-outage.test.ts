@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
+import { createPostgresSchema } from '../helpers/backends.js';
 import { freePort, runSdg, startServer, until } from '../helpers/processes.js';
 
 // A redis-server binary of our own to stop and start (TEST_REDIS_URL alone may be a Redis elsewhere).
@@ -138,4 +139,42 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
       rmSync(data, { recursive: true, force: true });
     }
   });
+});
+
+test('Redis lost before anyone listens: the listener hears it when it starts listening', async () => {
+  // A server builds the limiter, then runs migrations (on Postgres, tens of milliseconds) before
+  // it listens: a refused first connection came before, and was never logged (2026-11-28).
+  const l = new RedisRateLimiter(`redis://127.0.0.1:${await freePort()}`, 'sdg:test:');
+  try {
+    await assert.rejects(l.ping());
+    const heard: Array<[boolean, string | undefined]> = [];
+    l.onHealthChange((reachable, err) => heard.push([reachable, err?.message]));
+    assert.equal(heard.length, 1, 'heard at once');
+    assert.equal(heard[0]![0], false);
+    assert.match(heard[0]![1] ?? '', /ECONNREFUSED/);
+  } finally {
+    await l.close();
+  }
+});
+
+test('a server started while Redis cannot be reached says so once, at start, and serves keyed calls', async () => {
+  // Nothing listens on the port: as with Redis down, or a wrong REDIS_URL, when the server starts.
+  // On Postgres when there is one: its slower start is when the first refusal went unheard.
+  const data = mkdtempSync(join(tmpdir(), 'sdg-redis-none-'));
+  const pg = process.env.TEST_DATABASE_URL ? await createPostgresSchema(process.env.TEST_DATABASE_URL, 'redisnone') : undefined;
+  const env = { DATA_DIR: data, ...(pg ? { DATABASE_URL: pg.url } : {}), REDIS_URL: `redis://127.0.0.1:${await freePort()}`, ROLES: 'api', LOG_LEVEL: 'info' };
+  const server = await startServer(env);
+  try {
+    await until('the loss is logged', 5_000, () => /Redis cannot be reached/.test(server.output()));
+    assert.match(server.output(), /ECONNREFUSED/, 'with the reason');
+    const ready = await fetch(`${server.url}/readyz`);
+    assert.equal(ready.status, 503, 'not ready while Redis is missing');
+    const { apiKey } = JSON.parse((await runSdg(['accounts', 'create', '--name', 'r', '--credits', '1000', '--json'], env)).stdout) as { apiKey: string };
+    assert.equal((await fetch(`${server.url}/echo/v1/hello`, { headers: { 'x-api-key': apiKey } })).status, 200);
+    assert.equal(server.output().match(/Redis cannot be reached/g)!.length, 1, server.output());
+  } finally {
+    await server.stop();
+    await pg?.drop();
+    rmSync(data, { recursive: true, force: true });
+  }
 });
