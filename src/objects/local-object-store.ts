@@ -3,7 +3,7 @@
 // filesystem), so a reader never sees a partial object, even if the process is killed mid-put.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -57,6 +57,19 @@ export class LocalObjectStore implements ObjectStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
+    }
+  }
+
+  async check(): Promise<void> {
+    // A file made and removed where puts make theirs: the folder exists or can be made, and takes writes.
+    const probe = join(this.root, PARTIAL_DIR, `check.${randomBytes(6).toString('hex')}`);
+    try {
+      await mkdir(dirname(probe), { recursive: true, mode: 0o700 });
+      await writeFile(probe, '', { flag: 'wx', mode: 0o600 });
+      await rm(probe, { force: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new Error(`export directory ${this.root} (EXPORTS_DIR): cannot write${code ? ` (${code})` : ''}`, { cause: err });
     }
   }
 

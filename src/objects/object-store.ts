@@ -31,6 +31,11 @@ export interface ObjectStore {
    * and the gateway serves their files under its own signed link.
    */
   presignGet?(key: string, opts: PresignOptions): Promise<PresignedUrl>;
+  /**
+   * Resolves if the store can be written to as configured; else rejects saying why in one line
+   * (a bucket that does not answer, does not exist, or refuses the credentials). Run at start.
+   */
+  check?(): Promise<void>;
   /** Releases connections (a network store). */
   close?(): void;
 }

@@ -5,9 +5,10 @@
 // gives the interface's atomic put; a failed Upload aborts its multipart upload. Parts left by a
 // process killed mid-upload are not visible objects; a bucket lifecycle rule
 // (AbortIncompleteMultipartUpload) reclaims them (deploy/README.md).
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config/object-storage.js';
@@ -39,14 +40,31 @@ function isNotFound(err: unknown): boolean {
   return err instanceof S3ServiceException && (err.name === 'NotFound' || err.name === 'NoSuchKey' || err.$metadata.httpStatusCode === 404);
 }
 
+/** What went wrong with a call to the bucket, in words an operator can act on. */
+function s3Problem(err: unknown): string {
+  if (err instanceof S3ServiceException) {
+    const status = err.$metadata.httpStatusCode;
+    if (status === 404) return 'no such bucket (create it, or fix S3_BUCKET)';
+    if (status === 403) return `access refused (${err.name}, HTTP 403): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and that they may write and delete objects in the bucket`;
+    if (status === 301) return 'the bucket is in another region (fix S3_REGION)';
+    return `${err.name} (HTTP ${status ?? '?'})`;
+  }
+  const e = err as { code?: string; name?: string; message?: string };
+  if (e.name === 'CredentialsProviderError') return 'no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or another source of the AWS SDK\'s default chain)';
+  if (e.code) return `does not answer (${e.code}): start it, or fix S3_ENDPOINT`;
+  return e.message ?? String(err);
+}
+
 export class S3ObjectStore implements ObjectStore {
   private readonly s3: S3Client;
   /** Signs download links for the address clients use, which may differ from the one servers use. */
   private readonly signer: S3Client;
   readonly bucket: string;
+  private readonly endpoint: string | undefined;
 
   constructor(o: S3ObjectStoreOptions) {
     this.bucket = o.bucket;
+    this.endpoint = o.endpoint;
     this.s3 = client(o, o.endpoint);
     this.signer = o.publicEndpoint ? client(o, o.publicEndpoint) : this.s3;
   }
@@ -122,6 +140,19 @@ export class S3ObjectStore implements ObjectStore {
       { expiresIn: opts.ttlSeconds, signingDate },
     );
     return { url, expiresAt: new Date(signingDate.getTime() + opts.ttlSeconds * 1000).toISOString() };
+  }
+
+  async check(): Promise<void> {
+    const where = `S3 bucket ${this.bucket}${this.endpoint ? ` at ${this.endpoint}` : ''}`;
+    // An empty object written and deleted: what exports and retention do, with the permissions they
+    // need (HeadBucket would need s3:ListBucket, which they do not).
+    const key = `sdg-check/${randomBytes(8).toString('hex')}`;
+    try {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.alloc(0) }));
+      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      throw new Error(`${where}: ${s3Problem(err)}`, { cause: err });
+    }
   }
 
   close(): void {

@@ -50,6 +50,15 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
   for (const r of runners) r.start();
   const started = roles.filter((r) => r === 'worker' || r === 'scheduler');
   if (started.length > 0) log.info({ roles: started, owner, pollMs: deps.config.jobs.pollMs }, `${started.join(' and ')} started`);
+  // Exports write to the object store and retention deletes from it: a bucket that cannot be used
+  // is said at start, not first met by an export failing for good minutes later. Not awaited, and
+  // not fatal: the rest of the service works, and the store may come up after the gateway.
+  if (started.length > 0) {
+    deps.bulk.objects.check?.().then(
+      () => log.info({}, 'object store ready'),
+      (err: Error) => log.warn({ err: err.cause ?? err }, `${err.message}; exports will fail until it is fixed`),
+    );
+  }
   return {
     async stop() {
       unsubscribe();
