@@ -91,13 +91,14 @@ export class LeaseStatements {
       with acc as (
         update accounts set reserved = reserved + ${amount} where id = ${a} and balance - reserved >= ${amount} returning id
       ), alive as (
+        -- Only made if missing (the first lease, or after a sweep): renewing it is renew()'s. An
+        -- update here locked the one row every lease of this process wrote, and they queued on it.
         insert into credit_lease_owners (owner, expires_at)
         select ${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}) from acc
-        on conflict (owner) do update set expires_at = excluded.expires_at
-        returning owner
+        on conflict (owner) do nothing
       ), mine as (
         insert into credit_leases (account_id, owner, amount)
-        select acc.id, alive.owner, ${amount} from acc, alive
+        select acc.id, ${this.owner}, ${amount} from acc
         on conflict (account_id, owner) do update set amount = credit_leases.amount + excluded.amount
         returning amount
       ), live as (

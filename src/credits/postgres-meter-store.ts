@@ -2,7 +2,9 @@
 //
 // Leases. Each process leases a slice of an account's available balance with one conditional UPDATE
 // (accounts.reserved grows by the slice, and a credit_leases row records it as this process's), then
-// holds calls against the slice in memory. A lease is renewed while the process lives; one that is
+// holds calls against the slice in memory. The next slice is leased while a quarter of this one is
+// left, so that no call waits for the statement (nor, behind it, for the account row's lock, which
+// the group in flight holds). A lease is renewed while the process lives; one that is
 // not renewed for CREDIT_LEASE_SECONDS expires, and every API process sweeps expired leases back into
 // the available balance, so a process killed mid-call blocks nothing for longer than that plus one
 // sweep interval. What a process does not use goes back: after a second without use, and at once
@@ -13,8 +15,8 @@
 // account once and inserting every ledger entry with its own balance after. No 2xx is answered before
 // the statement that carries its charge has committed.
 //
-// Contention. A call whose slice runs short leases more (a slice twice as large as the last one, up
-// to LEASE_MAX_CALLS calls' worth, when the account is spent fast); if even its own cost cannot be
+// Contention. A call whose slice runs short (the slice ahead was refused, or a burst outran it)
+// leases more itself (sized as in nextChunk); if even its own cost cannot be
 // leased, the account's expired leases are swept and the other processes are asked (credit_leases.
 // wanted) to give back what they hold for no call. They answer within POLL_MS; the call is refused
 // (402) only when, after every live holder has answered, the credits are still not there. A process
@@ -65,6 +67,8 @@ interface AccountLease {
   lastLeaseAt: number;
   lastUsedAt: number;
   contendedUntil: number;
+  /** A slice leased ahead of need was refused: none is tried again before this. */
+  noPrefetchUntil: number;
   /** The lease is being extended: other calls short of credits wait for it. */
   extending: Promise<Refusal | undefined> | undefined;
   /** The row was swept (this process stalled beyond its lease): holds on it are charged directly. */
@@ -137,7 +141,12 @@ export class PostgresMeterStore implements MeterStore {
     checkAmount(amount);
     const l = this.leases.get(accountId);
     if (!l || l.leased - l.held < amount) return undefined;
-    return this.hold(l, amount);
+    const r = this.hold(l, amount);
+    // A quarter of the slice left: lease the next one now, so that no call waits for it.
+    if (l.leased - l.held < l.chunk / 4 && !l.extending && !l.lost && Date.now() >= l.contendedUntil && Date.now() >= l.noPrefetchUntil) {
+      l.extending = this.prefetch(l, amount).finally(() => (l.extending = undefined));
+    }
+    return r;
   }
 
   async reserve(accountId: string, amount: number): Promise<ReserveResult> {
@@ -193,6 +202,8 @@ export class PostgresMeterStore implements MeterStore {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     while (this.writing > 0 || this.pending.length > 0) await sleep(5);
+    // A slice being leased ahead of need lands first, and goes back with the rest.
+    await Promise.all([...this.leases.values()].map((l) => l.extending));
     for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held);
   }
 
@@ -206,7 +217,7 @@ export class PostgresMeterStore implements MeterStore {
   private leaseOf(accountId: string): AccountLease {
     let l = this.leases.get(accountId);
     if (!l) {
-      l = { accountId, leased: 0, held: 0, chunk: 0, lastLeaseAt: 0, lastUsedAt: Date.now(), contendedUntil: 0, extending: undefined, lost: false };
+      l = { accountId, leased: 0, held: 0, chunk: 0, lastLeaseAt: 0, lastUsedAt: Date.now(), contendedUntil: 0, noPrefetchUntil: 0, extending: undefined, lost: false };
       this.leases.set(accountId, l);
     }
     return l;
@@ -214,13 +225,39 @@ export class PostgresMeterStore implements MeterStore {
 
   // ---- Leasing -----------------------------------------------------------------------------------
 
+  /**
+   * The next slice's size: one spent within a second was too small (double it, bounded); one that
+   * lasted up to 4 s is right; a longer one was too large (halve it).
+   */
+  private nextChunk(l: AccountLease, amount: number, now: number): number {
+    if (now < l.contendedUntil) return 0;
+    const since = now - l.lastLeaseAt;
+    const first = amount * LEASE_FIRST_CALLS;
+    if (since < 1_000) return Math.min(Math.max(l.chunk, first) * 2, amount * LEASE_MAX_CALLS);
+    if (since < 4_000) return Math.max(l.chunk, first);
+    return Math.max(Math.floor(l.chunk / 2), first);
+  }
+
+  /** The next slice, leased while the current one still covers calls; if it is not there, calls lease as they need. */
+  private async prefetch(l: AccountLease, amount: number): Promise<undefined> {
+    const chunk = this.nextChunk(l, amount, Date.now());
+    try {
+      if (chunk > 0 && (await this.lease(l, chunk, false)).granted) {
+        l.chunk = chunk;
+        return undefined;
+      }
+    } catch {
+      // Postgres failed: the call that needs credits next meets it, and answers for it.
+    }
+    l.noPrefetchUntil = Date.now() + 1_000;
+    return undefined;
+  }
+
   /** Leases at least `need` more credits for `l`, or says what was available. */
   private async extend(l: AccountLease, amount: number): Promise<Refusal | undefined> {
     const now = Date.now();
     const need = amount - (l.leased - l.held);
-    const contended = now < l.contendedUntil;
-    // A lease spent within a second was too small: double it (bounded); else start small again.
-    l.chunk = contended ? 0 : now - l.lastLeaseAt < 1_000 ? Math.min(Math.max(l.chunk, amount * LEASE_FIRST_CALLS) * 2, amount * LEASE_MAX_CALLS) : amount * LEASE_FIRST_CALLS;
+    l.chunk = this.nextChunk(l, amount, now);
     const want = Math.max(need, l.chunk);
     if (want > need && (await this.lease(l, want, false)).granted) return undefined;
     let r = await this.lease(l, need, true);

@@ -64,6 +64,31 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.deepEqual(charges.map((c) => Number(c.balance_after)).sort((x, y) => x - y), Array.from({ length: N }, (_, i) => i * COST));
   });
 
+  test('in steady use the next slice is leased ahead: after the first call, none waits for a lease', async () => {
+    // Before, a call that found its slice spent leased the next one itself, and every call of the
+    // account behind it waited for that statement (with 50 accounts under load, 1 to 3% of calls,
+    // which set the p99: docs/benchmarks.md). Now the next slice is leased when a quarter is left.
+    const COST = 5;
+    const N = 2_000;
+    const a = await account(COST * N + 1_000);
+    const m = meter();
+    let waited = 0;
+    for (let i = 0; i < N; i++) {
+      let r = m.tryReserveSync(a, COST);
+      if (!r) {
+        waited++;
+        r = await m.reserve(a, COST);
+      }
+      assert.ok(r.ok);
+      assert.ok(await m.settle(r.reservationId, info(`s${i}`)));
+    }
+    // The slices double from 8 calls: without leasing ahead, 8 of these calls would wait.
+    assert.ok(waited <= 2, `${waited} calls waited for a lease`);
+    await m.close();
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 1_000, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 1_000);
+  });
+
   test('a lease idle in another process does not refuse a call the account can pay', async () => {
     const a = await account(100);
     const [one, two] = [meter(), meter()];
