@@ -69,6 +69,8 @@ interface AccountLease {
   contendedUntil: number;
   /** A slice leased ahead of need was refused: none is tried again before this. */
   noPrefetchUntil: number;
+  /** The extension in flight is a slice leased ahead of need (prefetch), not a call's. */
+  prefetching: boolean;
   /** The lease is being extended: other calls short of credits wait for it. */
   extending: Promise<Refusal | undefined> | undefined;
   /** The row was swept (this process stalled beyond its lease): holds on it are charged directly. */
@@ -144,7 +146,11 @@ export class PostgresMeterStore implements MeterStore {
     const r = this.hold(l, amount);
     // A quarter of the slice left: lease the next one now, so that no call waits for it.
     if (l.leased - l.held < l.chunk / 4 && !l.extending && !l.lost && Date.now() >= l.contendedUntil && Date.now() >= l.noPrefetchUntil) {
-      l.extending = this.prefetch(l, amount).finally(() => (l.extending = undefined));
+      l.prefetching = true;
+      l.extending = this.prefetch(l, amount).finally(() => {
+        l.extending = undefined;
+        l.prefetching = false;
+      });
     }
     return r;
   }
@@ -217,7 +223,7 @@ export class PostgresMeterStore implements MeterStore {
   private leaseOf(accountId: string): AccountLease {
     let l = this.leases.get(accountId);
     if (!l) {
-      l = { accountId, leased: 0, held: 0, chunk: 0, lastLeaseAt: 0, lastUsedAt: Date.now(), contendedUntil: 0, noPrefetchUntil: 0, extending: undefined, lost: false };
+      l = { accountId, leased: 0, held: 0, chunk: 0, lastLeaseAt: 0, lastUsedAt: Date.now(), contendedUntil: 0, noPrefetchUntil: 0, prefetching: false, extending: undefined, lost: false };
       this.leases.set(accountId, l);
     }
     return l;
@@ -329,6 +335,9 @@ export class PostgresMeterStore implements MeterStore {
         const l = this.leases.get(account_id);
         if (!l) continue;
         l.contendedUntil = now + CONTENDED_MS;
+        // A slice being leased ahead lands first: given back after, it would stay here for no call
+        // while the asker, told we answered, refused its call. (One statement, never a wait on others.)
+        if (l.prefetching) await l.extending;
         // Clears the flag even when nothing is unused: the asker stops waiting for us.
         await this.giveBack(l, Math.max(0, l.leased - l.held));
       }

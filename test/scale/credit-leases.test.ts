@@ -89,6 +89,50 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.equal(await ledgerSum(ts.store.db, a), 1_000);
   });
 
+  test('a slice leased ahead lands before its process answers an ask: the asker gets the credits', async () => {
+    // The other process (y) spends its slice until a quarter is left, which starts leasing the next
+    // one ahead; that statement is held back until y has answered x's ask (or, if y waits for it
+    // first, 300 ms after the ask). Had y answered before the slice landed, the slice would sit in y
+    // for no call while x, told everyone had answered, refused a call the account could pay.
+    const COST = 10;
+    const a = await account(1_000);
+    const [x, y] = [meter(), meter()];
+    type Leasing = { tryLease(id: string, amount: number, ask: boolean): Promise<unknown>; giveBack(id: string, amount: number): Promise<void> };
+    const xs = (x as unknown as { statements: Leasing }).statements;
+    const ys = (y as unknown as { statements: Leasing }).statements;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const xLease = xs.tryLease.bind(xs);
+    xs.tryLease = async (id, amount, ask) => {
+      const row = await xLease(id, amount, ask);
+      if (ask) setTimeout(release, 300);
+      return row;
+    };
+    const yGiveBack = ys.giveBack.bind(ys);
+    ys.giveBack = async (id, amount) => {
+      await yGiveBack(id, amount);
+      release();
+    };
+    assert.ok(await call(y, a, COST, 'y0'), "y's first call leases a slice of 8 calls");
+    const yLease = ys.tryLease.bind(ys);
+    let heldBack = 0;
+    ys.tryLease = async (id, amount, ask) => {
+      heldBack++;
+      await released;
+      return yLease(id, amount, ask);
+    };
+    for (let i = 1; i < 7; i++) assert.ok(await call(y, a, COST, `y${i}`));
+    assert.equal(heldBack, 1, 'the next slice is being leased ahead');
+    // 930 credits are not in y's calls (920 free, 10 in y's slice); x needs 925 of them.
+    const r = await x.reserve(a, 925);
+    assert.ok(r.ok, `refused: ${JSON.stringify(r)}`);
+    assert.ok(await x.settle(r.reservationId, info('x0')));
+    await x.close();
+    await y.close();
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 5, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 5);
+  });
+
   test('a lease idle in another process does not refuse a call the account can pay', async () => {
     const a = await account(100);
     const [one, two] = [meter(), meter()];
