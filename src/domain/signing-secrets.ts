@@ -9,8 +9,6 @@ export interface SigningSecrets {
   readonly previous: readonly string[];
 }
 
-export const onlySecret = (current: string): SigningSecrets => ({ current, previous: [] });
-
 /**
  * Whether `got` is the signature `sign` makes with any of the secrets. Every secret is tried, and
  * each comparison takes the same time, so the answer's timing does not say which secret matched.

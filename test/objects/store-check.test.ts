@@ -3,14 +3,16 @@
 // starts, naming what to fix; before, the first sign was an export failing for good after its three
 // attempts (a minute and a half later). Against the signature-checking local S3 server.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { LOCAL_S3_CREDENTIALS, startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
 import { LocalObjectStore } from '../../src/objects/local-object-store.js';
 import { S3ObjectStore } from '../../src/objects/s3-object-store.js';
 import { freePort, startServer, until } from '../helpers/processes.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
+
+const tmp = tempDirs('sdg-objcheck-');
 
 describe('S3 bucket check', () => {
   let s3: LocalS3;
@@ -29,13 +31,12 @@ describe('S3 bucket check', () => {
   };
   let s3Dir: string;
   before(async () => {
-    s3Dir = mkdtempSync(join(tmpdir(), 'sdg-objcheck-s3-'));
+    s3Dir = tmp();
     s3 = await startLocalS3({ dir: s3Dir });
   });
   after(async () => {
     for (const s of opened) s.close();
     await s3.close();
-    rmSync(s3Dir, { recursive: true, force: true });
   });
 
   test('passes on the bucket as configured, and leaves nothing in it', async () => {
@@ -65,9 +66,8 @@ describe('S3 bucket check', () => {
 describe('export directory check', () => {
   let dir: string;
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'sdg-objcheck-'));
+    dir = tmp();
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('makes the folder if needed and leaves nothing behind', async () => {
     const root = join(dir, 'exports');
@@ -85,7 +85,7 @@ describe('export directory check', () => {
 });
 
 test('a worker started with a bucket it cannot use says so once, at start, and the API serves', async () => {
-  const data = mkdtempSync(join(tmpdir(), 'sdg-objcheck-srv-'));
+  const data = tmp();
   const env = {
     DATA_DIR: data,
     S3_BUCKET: 'exports',
@@ -106,6 +106,5 @@ test('a worker started with a bucket it cannot use says so once, at start, and t
     assert.equal(server.output().match(/exports will fail/g)!.length, 1);
   } finally {
     await server.stop();
-    rmSync(data, { recursive: true, force: true });
   }
 });

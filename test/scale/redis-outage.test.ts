@@ -12,6 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
 import { createPostgresSchema } from '../helpers/backends.js';
 import { freePort, runSdg, startServer, until } from '../helpers/processes.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
+
+const tmpNone = tempDirs('sdg-redis-none-');
 
 // A redis-server binary of our own to stop and start (TEST_REDIS_URL alone may be a Redis elsewhere).
 const hasRedis = !!process.env.TEST_REDIS_URL && spawnSync('redis-server', ['--version']).status === 0;
@@ -160,7 +163,7 @@ test('Redis lost before anyone listens: the listener hears it when it starts lis
 test('a server started while Redis cannot be reached says so once, at start, and serves keyed calls', async () => {
   // Nothing listens on the port: as with Redis down, or a wrong REDIS_URL, when the server starts.
   // On Postgres when there is one: its slower start is when the first refusal went unheard.
-  const data = mkdtempSync(join(tmpdir(), 'sdg-redis-none-'));
+  const data = tmpNone();
   const pg = process.env.TEST_DATABASE_URL ? await createPostgresSchema(process.env.TEST_DATABASE_URL, 'redisnone') : undefined;
   const env = { DATA_DIR: data, ...(pg ? { DATABASE_URL: pg.url } : {}), REDIS_URL: `redis://127.0.0.1:${await freePort()}`, ROLES: 'api', LOG_LEVEL: 'info' };
   const server = await startServer(env);
@@ -175,6 +178,5 @@ test('a server started while Redis cannot be reached says so once, at start, and
   } finally {
     await server.stop();
     await pg?.drop();
-    rmSync(data, { recursive: true, force: true });
   }
 });

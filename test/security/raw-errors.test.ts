@@ -8,7 +8,6 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/config/env.js';
 import { verifyDownload } from '../../src/exports/download-link.js';
-import { onlySecret } from '../../src/domain/signing-secrets.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 
 interface Envelope {
@@ -103,7 +102,7 @@ test('a genuinely signed link with an expiry beyond the maximum TTL is refused',
   const sign = (expires: number) =>
     createHmac('sha256', secret).update('export-download\0').update('7').update('\0').update('exports/7.jsonl.gz').update('\0').update(String(expires)).digest('base64url');
   const within = Math.floor(now / 1000) + 900;
-  verifyDownload(onlySecret(secret), '7', 'exports/7.jsonl.gz', String(within), sign(within), now, 900);
+  verifyDownload({ current: secret, previous: [] }, '7', 'exports/7.jsonl.gz', String(within), sign(within), now, 900);
   const far = Math.floor(now / 1000) + 10 * 365 * 24 * 3600;
-  assert.throws(() => verifyDownload(onlySecret(secret), '7', 'exports/7.jsonl.gz', String(far), sign(far), now, 900), { code: 'not_found' });
+  assert.throws(() => verifyDownload({ current: secret, previous: [] }, '7', 'exports/7.jsonl.gz', String(far), sign(far), now, 900), { code: 'not_found' });
 });
