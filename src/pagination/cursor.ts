@@ -18,12 +18,12 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     const body = cursor.slice(0, dot);
     const sig = cursor.slice(dot + 1);
-    if (dot <= 0 || !sig) throw invalid();
-    if (!signedByAny(this.secrets, sig, (secret) => sign(secret, list, body))) throw invalid();
+    if (dot <= 0 || !sig) throw invalidCursor();
+    if (!signedByAny(this.secrets, sig, (secret) => sign(secret, list, body))) throw invalidCursor();
     try {
       return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T;
     } catch {
-      throw invalid();
+      throw invalidCursor();
     }
   }
 }
@@ -32,6 +32,7 @@ function sign(secret: string, list: string, body: string): string {
   return createHmac('sha256', secret).update('cursor\0').update(list).update('\0').update(body).digest('base64url').slice(0, 32);
 }
 
-function invalid(): AppError {
+/** The answer to a cursor that was not issued for the list it is given to (also when its signed position names something else). */
+export function invalidCursor(): AppError {
   return new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
 }

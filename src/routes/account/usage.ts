@@ -3,8 +3,8 @@ import { ledgerEntryTime, ledgerPage, type LedgerPosition } from '../../credits/
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
+import { invalidCursor } from '../../pagination/cursor.js';
 import { PageQuery, paginated } from '../../http/schemas.js';
-import { AppError } from '../../errors/app-error.js';
 
 export const LedgerEntry = Type.Object({
   id: Type.String({ description: 'opaque id of the entry (led_…); says nothing about other accounts or volume' }),
@@ -26,15 +26,14 @@ const UsageQuery = Type.Object(
 export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'ledgerIds' | 'store'>): void {
   // Ledger ids are a sequence across all accounts: answers and cursors carry them encrypted (opaque-ids.ts).
   const ids = deps.ledgerIds;
-  const invalid = () => new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
   // A cursor holds the last entry's time and opaque id. One issued before the list was ordered by
   // time holds the id only: its entry's time is looked up, so a walk across the upgrade goes on.
   const positionOf = async (accountId: string, p: { after?: unknown; createdAt?: unknown }): Promise<LedgerPosition> => {
     const id = typeof p.after === 'string' ? ids.decode(p.after) : undefined;
-    if (id === undefined) throw invalid();
+    if (id === undefined) throw invalidCursor();
     if (typeof p.createdAt === 'string') return { createdAt: p.createdAt, id };
     const createdAt = await ledgerEntryTime(deps.store.db, accountId, id);
-    if (createdAt === undefined) throw invalid();
+    if (createdAt === undefined) throw invalidCursor();
     return { createdAt, id };
   };
   app.get(
