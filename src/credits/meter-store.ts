@@ -4,6 +4,7 @@
 // Both answer a hold from the process's memory when they can: `tryReserveSync` is that fast path,
 // called from one place (the metered route); everyone else uses the plain async methods.
 import { AppError } from '../errors/app-error.js';
+import type { MeterStats } from './meter-stats.js';
 
 export interface AuthRecord {
   keyId: string;
@@ -76,6 +77,8 @@ export interface MeterStore {
   balance(accountId: string): Promise<number | undefined>;
   /** Work the store does in the background (expired leases); every API process runs it. */
   sweep?(): Promise<number>;
+  /** What the store did in this process, for /metrics (Postgres leases and group charges). */
+  readonly stats?: MeterStats;
   /** Gives back what this process holds for no call (Postgres leases); the store stays usable. */
   close?(): Promise<void>;
 }

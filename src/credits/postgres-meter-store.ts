@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
+import { MeterStats, type GiveBackReason } from './meter-stats.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 /** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
@@ -109,6 +110,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class PostgresMeterStore implements MeterStore {
   /** This process's name on its leases. */
   readonly owner = `p_${randomBytes(9).toString('base64url')}`;
+  /** What metering did in this process (on /metrics). */
+  readonly stats = new MeterStats();
   private readonly leases = new Map<string, AccountLease>();
   private pending: PendingCharge[] = [];
   /** Group statements in flight. */
@@ -127,6 +130,11 @@ export class PostgresMeterStore implements MeterStore {
   ) {
     this.leaseMs = Math.round(opts.leaseSeconds * 1000);
     this.statements = new LeaseStatements(db, this.owner, this.leaseMs, chargeDb);
+    this.stats.now = () => {
+      let unheld = 0;
+      for (const l of this.leases.values()) unheld += l.leased - l.held;
+      return { accounts: this.leases.size, unheld };
+    };
   }
 
   async findKey(keyHash: string): Promise<AuthRecord | undefined> {
@@ -156,14 +164,16 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   async reserve(accountId: string, amount: number): Promise<ReserveResult> {
-    for (;;) {
+    for (let waited = false; ; waited = true) {
       const fast = this.tryReserveSync(accountId, amount);
       if (fast) return fast;
+      if (!waited) this.stats.callsWaited++;
       const l = this.leaseOf(accountId);
       // One extension at a time per account: the others wait for it and try again.
       const extending = l.extending ?? (l.extending = this.extend(l, amount).finally(() => (l.extending = undefined)));
       const refused = await extending;
       if (refused && refused.need <= amount && l.leased - l.held < amount) {
+        this.stats.callsRefused++;
         return { ok: false, available: Math.max(0, refused.available + l.leased - l.held) };
       }
     }
@@ -200,7 +210,9 @@ export class PostgresMeterStore implements MeterStore {
    * lease before crediting it back, so two processes sweeping at once release each lease once.
    */
   async sweep(): Promise<number> {
-    return this.statements.sweep();
+    const n = await this.statements.sweep();
+    this.stats.leasesSwept += n;
+    return n;
   }
 
   /** Waits for the charges in flight, then gives back every lease (calls still holding keep theirs); usable after. */
@@ -210,7 +222,7 @@ export class PostgresMeterStore implements MeterStore {
     while (this.writing > 0 || this.pending.length > 0) await sleep(5);
     // A slice being leased ahead of need lands first, and goes back with the rest.
     await Promise.all([...this.leases.values()].map((l) => l.extending));
-    for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held);
+    for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held, 'close');
   }
 
   private hold(l: AccountLease, amount: number): ReserveResult {
@@ -248,7 +260,7 @@ export class PostgresMeterStore implements MeterStore {
   private async prefetch(l: AccountLease, amount: number): Promise<undefined> {
     const chunk = this.nextChunk(l, amount, Date.now());
     try {
-      if (chunk > 0 && (await this.lease(l, chunk, false)).granted) {
+      if (chunk > 0 && (await this.lease(l, chunk, false, 'ahead')).granted) {
         l.chunk = chunk;
         return undefined;
       }
@@ -265,15 +277,16 @@ export class PostgresMeterStore implements MeterStore {
     const need = amount - (l.leased - l.held);
     l.chunk = this.nextChunk(l, amount, now);
     const want = Math.max(need, l.chunk);
-    if (want > need && (await this.lease(l, want, false)).granted) return undefined;
-    let r = await this.lease(l, need, true);
+    if (want > need && (await this.lease(l, want, false, 'call')).granted) return undefined;
+    let r = await this.lease(l, need, true, 'call');
     if (r.granted) return undefined;
     l.contendedUntil = Date.now() + CONTENDED_MS;
     // The attempt above asked the other live holders to give back what they hold for no call.
     const asked = r.others > 0;
+    if (asked) this.stats.asks++;
     if (r.expired > 0) {
       await this.sweep();
-      r = await this.lease(l, need, false);
+      r = await this.lease(l, need, false, 'call');
       if (r.granted) return undefined;
     }
     if (asked) {
@@ -281,7 +294,7 @@ export class PostgresMeterStore implements MeterStore {
       const deadline = Date.now() + ASK_DEADLINE_MS;
       do {
         await sleep(POLL_MS / 2);
-        r = await this.lease(l, need, false);
+        r = await this.lease(l, need, false, 'call');
         if (r.granted) return undefined;
       } while (r.waiting > 0 && Date.now() < deadline);
     }
@@ -289,10 +302,13 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   /** One attempt to lease `amount` more; `ask`: if refused, ask the account's other holders to give back. */
-  private async lease(l: AccountLease, amount: number, ask: boolean): Promise<LeaseAttempt> {
+  private async lease(l: AccountLease, amount: number, ask: boolean, purpose: 'ahead' | 'call'): Promise<LeaseAttempt> {
     const a = l.accountId;
+    const started = performance.now();
     const row = await this.statements.tryLease(a, amount, ask);
+    this.stats.leaseSeconds.observe((performance.now() - started) / 1000);
     const granted = Number(row.granted) === 1;
+    this.stats.leases[purpose][granted ? 'granted' : 'refused']++;
     if (granted) {
       // A lease row swept meanwhile is a new row now: its holds before stay on the lost record.
       l.leased += amount;
@@ -306,8 +322,9 @@ export class PostgresMeterStore implements MeterStore {
    * Gives `amount` of `l`'s lease back to the account (taken off the local lease first), clearing a
    * request to give back. A lease swept meanwhile (this process stalled) is lost instead.
    */
-  private async giveBack(l: AccountLease, amount: number): Promise<void> {
+  private async giveBack(l: AccountLease, amount: number, reason: GiveBackReason): Promise<void> {
     l.leased -= amount;
+    this.stats.givenBack[reason]++;
     try {
       await this.statements.giveBack(l.accountId, amount);
     } catch (err) {
@@ -339,12 +356,12 @@ export class PostgresMeterStore implements MeterStore {
         // while the asker, told we answered, refused its call. (One statement, never a wait on others.)
         if (l.prefetching) await l.extending;
         // Clears the flag even when nothing is unused: the asker stops waiting for us.
-        await this.giveBack(l, Math.max(0, l.leased - l.held));
+        await this.giveBack(l, Math.max(0, l.leased - l.held), 'asked');
       }
       const forgotten: string[] = [];
       for (const l of this.leases.values()) {
         if (l.extending) continue;
-        if (l.leased > l.held && now - l.lastUsedAt > IDLE_RETURN_MS) await this.giveBack(l, l.leased - l.held);
+        if (l.leased > l.held && now - l.lastUsedAt > IDLE_RETURN_MS) await this.giveBack(l, l.leased - l.held, 'idle');
         if (l.leased === 0 && l.held === 0 && now - l.lastUsedAt > IDLE_RETURN_MS) {
           this.leases.delete(l.accountId);
           forgotten.push(l.accountId);
@@ -375,6 +392,7 @@ export class PostgresMeterStore implements MeterStore {
 
   /** This process's lease on `l` is gone: holds on it are charged directly; new calls lease anew. */
   private lose(l: AccountLease): void {
+    if (!l.lost) this.stats.leasesLost++;
     l.lost = true;
     if (this.leases.get(l.accountId) === l) this.leases.delete(l.accountId);
   }
@@ -434,7 +452,10 @@ export class PostgresMeterStore implements MeterStore {
       };
       for (let attempt = 0; ; attempt++) {
         try {
+          const started = performance.now();
           rows = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), entries);
+          this.stats.groupSeconds.observe((performance.now() - started) / 1000);
+          this.stats.groupCharges += batch.length;
           break;
         } catch (err) {
           // Accounts are locked in id order, so this is not expected; if it happens, nothing was written.
@@ -442,6 +463,7 @@ export class PostgresMeterStore implements MeterStore {
         }
       }
     } catch (err) {
+      this.stats.groupFailures++;
       if (isLeaseGone(err)) {
         // Some lease of the group was swept (this process stalled): nothing was written. Give back
         // what is left of each lease, and charge each call from the available balance.
@@ -489,6 +511,7 @@ export class PostgresMeterStore implements MeterStore {
   private async chargeDirect(c: PendingCharge): Promise<void> {
     const { amount } = c.hold;
     const a = c.hold.lease.accountId;
+    this.stats.directCharges++;
     try {
       const row = await this.statements.chargeFromBalance(a, amount, c.info);
       if (row.balance === null) c.to.failed(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));

@@ -1,4 +1,6 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Histogram, type Sample } from '../domain/histogram.js';
+import type { MeterStats } from '../credits/meter-stats.js';
 
 export interface Metrics {
   registry: Registry;
@@ -19,17 +21,12 @@ export function createMetrics(): Metrics {
   };
 }
 
-const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
-
 interface Series {
   route: string;
   method: string;
   /** Answers per status code. */
   statuses: Map<number, number>;
-  /** Per bucket (not cumulative; the last one is +Inf). */
-  buckets: Float64Array;
-  sum: number;
-  count: number;
+  time: Histogram;
 }
 
 // Every answered request is counted and timed. prom-client's labelled observe() hashes its label
@@ -50,13 +47,9 @@ export class RequestMetrics {
     let byMethod = this.series.get(route);
     if (!byMethod) this.series.set(route, (byMethod = new Map()));
     let s = byMethod.get(method);
-    if (!s) byMethod.set(method, (s = { route, method, statuses: new Map(), buckets: new Float64Array(BUCKETS.length + 1), sum: 0, count: 0 }));
+    if (!s) byMethod.set(method, (s = { route, method, statuses: new Map(), time: new Histogram() }));
     s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
-    let i = 0;
-    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
-    s.buckets[i]! += 1;
-    s.sum += seconds;
-    s.count += 1;
+    s.time.observe(seconds);
   }
 
   private collect(kind: 'count' | 'time') {
@@ -66,14 +59,7 @@ export class RequestMetrics {
         for (const [status, n] of s.statuses) values.push({ labels: { route: s.route, method: s.method, status: String(status) }, value: n });
         continue;
       }
-      let cumulative = 0;
-      BUCKETS.forEach((le, i) => {
-        cumulative += s.buckets[i]!;
-        values.push({ metricName: 'sdg_http_request_duration_seconds_bucket', labels: { le, route: s.route, method: s.method }, value: cumulative });
-      });
-      values.push({ metricName: 'sdg_http_request_duration_seconds_bucket', labels: { le: '+Inf', route: s.route, method: s.method }, value: s.count });
-      values.push({ metricName: 'sdg_http_request_duration_seconds_sum', labels: { route: s.route, method: s.method }, value: s.sum });
-      values.push({ metricName: 'sdg_http_request_duration_seconds_count', labels: { route: s.route, method: s.method }, value: s.count });
+      values.push(...s.time.samples('sdg_http_request_duration_seconds', { route: s.route, method: s.method }));
     }
     const histogram = kind === 'time';
     return {
@@ -98,4 +84,37 @@ export class RouteCounter {
   inc(route: string, by: number): void {
     this.counts.set(route, (this.counts.get(route) ?? 0) + by);
   }
+}
+
+type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** Registers a metric whose samples are read from plain numbers when /metrics is read. */
+function collected(registry: Registry, name: string, help: string, type: MetricType, values: () => Array<Omit<Sample, 'metricName'> | Sample>): void {
+  registry.registerMetric({ name, help, type, get: () => ({ name, help, type, aggregator: 'sum', values: values() }) } as never);
+}
+
+/**
+ * Postgres metering's own series (see MeterStats): whether calls wait for leases, how often this
+ * process leases, asks and gives back, and what a group charge costs. Registered once per registry.
+ */
+export function watchMeter(registry: Registry, stats: MeterStats): void {
+  if (registry.getSingleMetric('sdg_meter_lease_statements_total')) return;
+  collected(registry, 'sdg_meter_lease_statements_total', 'Statements leasing a slice of an account balance, by purpose (ahead: the next slice while the current one lasts; call: one a call waited for) and outcome', 'counter', () =>
+    (['ahead', 'call'] as const).flatMap((purpose) => (['granted', 'refused'] as const).map((outcome) => ({ labels: { purpose, outcome }, value: stats.leases[purpose][outcome] }))),
+  );
+  collected(registry, 'sdg_meter_lease_statement_seconds', 'Time of a statement leasing a slice', 'histogram', () => stats.leaseSeconds.samples('sdg_meter_lease_statement_seconds'));
+  collected(registry, 'sdg_meter_calls_waited_total', 'Charged calls that found their slice short and waited for a lease statement', 'counter', () => [{ labels: {}, value: stats.callsWaited }]);
+  collected(registry, 'sdg_meter_calls_refused_total', 'Charged calls refused for want of credits (402) after the other holders answered', 'counter', () => [{ labels: {}, value: stats.callsRefused }]);
+  collected(registry, 'sdg_meter_asks_total', 'Times this process asked the other holders of an account to give back', 'counter', () => [{ labels: {}, value: stats.asks }]);
+  collected(registry, 'sdg_meter_give_backs_total', 'Statements giving unheld leased credits back, by reason (asked by another process, idle for a second, closing)', 'counter', () =>
+    (['asked', 'idle', 'close'] as const).map((reason) => ({ labels: { reason }, value: stats.givenBack[reason] })),
+  );
+  collected(registry, 'sdg_meter_leases_swept_total', 'Expired leases of stopped processes swept back into their accounts by this process', 'counter', () => [{ labels: {}, value: stats.leasesSwept }]);
+  collected(registry, 'sdg_meter_leases_lost_total', "This process's leases found swept (it stalled beyond CREDIT_LEASE_SECONDS)", 'counter', () => [{ labels: {}, value: stats.leasesLost }]);
+  collected(registry, 'sdg_meter_group_seconds', 'Time of a committed group charge statement', 'histogram', () => stats.groupSeconds.samples('sdg_meter_group_seconds'));
+  collected(registry, 'sdg_meter_group_charges_total', 'Charges committed by group statements', 'counter', () => [{ labels: {}, value: stats.groupCharges }]);
+  collected(registry, 'sdg_meter_group_failures_total', 'Group charge statements that failed and wrote nothing', 'counter', () => [{ labels: {}, value: stats.groupFailures }]);
+  collected(registry, 'sdg_meter_direct_charges_total', 'Charges whose lease was gone, taken from the available balance one by one', 'counter', () => [{ labels: {}, value: stats.directCharges }]);
+  collected(registry, 'sdg_meter_leased_accounts', 'Accounts this process holds a lease on', 'gauge', () => [{ labels: {}, value: stats.now().accounts }]);
+  collected(registry, 'sdg_meter_leased_unheld_credits', 'Credits leased by this process that no call holds', 'gauge', () => [{ labels: {}, value: stats.now().unheld }]);
 }

@@ -8,7 +8,7 @@ import type { MeterStore } from '../credits/meter-store.js';
 import { meterStoreFor } from '../credits/meter-store-for.js';
 import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { createMetrics, type Metrics } from '../http/metrics.js';
+import { createMetrics, watchMeter, type Metrics } from '../http/metrics.js';
 import type { JobDeps } from '../jobs/job-deps.js';
 import { CursorCodec } from '../pagination/cursor.js';
 import { MemoryRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
@@ -60,6 +60,8 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const tweetStore = o.tweetStore ?? tweetStoreFor(store);
   const crawlPages = o.crawlPages ?? crawlPagesFor(store);
   const meter = o.meter ?? meterStoreFor(store, { leaseSeconds: config.credits.leaseSeconds });
+  const metrics = o.metrics ?? createMetrics();
+  if (meter.stats) watchMeter(metrics.registry, meter.stats);
   return {
     config,
     store,
@@ -72,7 +74,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     rateLimiter:
       o.rateLimiter ??
       (config.redisUrl ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()),
-    metrics: o.metrics ?? createMetrics(),
+    metrics,
     startedAt: o.startedAt ?? new Date(),
     secrets,
     ledgerIds: o.ledgerIds ?? (await ledgerIdsFor(store, secrets.current)),

@@ -59,3 +59,35 @@ test('every kind of answer is counted once in /metrics, and charged credits per 
     await h.close();
   }
 });
+
+// Postgres metering's own series (leases, waits, groups) reach /metrics; SQLite has none of them.
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  test(`the meter's series on /metrics (${dialect})`, { skip: dialect === 'postgres' && !process.env.TEST_DATABASE_URL }, async () => {
+    const h = await startHarness(dialect, { COSTS: JSON.stringify({ echoHello: 5 }) });
+    try {
+      const acct = await h.account({ credits: 1_000 });
+      for (let i = 0; i < 30; i++) assert.equal((await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': acct.apiKey } })).statusCode, 200);
+      const body = (await h.app.inject({ url: '/metrics' })).body;
+      const line = (series: string) => valueOf(body, series);
+      if (dialect === 'sqlite') {
+        assert.doesNotMatch(body, /sdg_meter_/);
+        return;
+      }
+      assert.match(body, /# TYPE sdg_meter_group_seconds histogram/);
+      assert.equal(line('sdg_meter_group_charges_total'), '30');
+      assert.equal(line('sdg_meter_group_seconds_count'), '30');
+      assert.equal(line('sdg_meter_group_failures_total'), '0');
+      // The first call waits for the first slice; the slices after it are mostly leased ahead.
+      const waited = Number(line('sdg_meter_calls_waited_total'));
+      assert.ok(waited >= 1 && waited <= 3, `${waited} calls waited`);
+      assert.equal(Number(line('sdg_meter_lease_statements_total{purpose="call",outcome="granted"}')), waited);
+      assert.ok(Number(line('sdg_meter_lease_statements_total{purpose="ahead",outcome="granted"}')) >= 1);
+      assert.equal(line('sdg_meter_leased_accounts'), '1');
+      const unheld = Number(line('sdg_meter_leased_unheld_credits'));
+      const { reserved } = (await h.deps.store.db.selectFrom('accounts').select('reserved').where('id', '=', acct.accountId).executeTakeFirstOrThrow());
+      assert.equal(unheld, Number(reserved), 'what the process holds unheld is what the account has reserved');
+    } finally {
+      await h.close();
+    }
+  });
+}

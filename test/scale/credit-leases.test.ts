@@ -84,7 +84,18 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     }
     // The slices double from 8 calls: without leasing ahead, 8 of these calls would wait.
     assert.ok(waited <= 2, `${waited} calls waited for a lease`);
+    // What /metrics reports: the same waits, the slices leased ahead, one group per call (each awaited).
+    assert.equal(m.stats.callsWaited, waited);
+    assert.equal(m.stats.leases.call.granted, waited);
+    assert.ok(m.stats.leases.ahead.granted >= 5, `${m.stats.leases.ahead.granted} slices leased ahead`);
+    assert.equal(m.stats.leaseSeconds.count, m.stats.leases.ahead.granted + m.stats.leases.ahead.refused + waited);
+    assert.equal(m.stats.groupCharges, N);
+    assert.equal(m.stats.groupSeconds.count, N);
+    assert.equal(m.stats.now().accounts, 1);
+    assert.ok(m.stats.now().unheld > 0);
     await m.close();
+    assert.equal(m.stats.givenBack.close, 1);
+    assert.equal(m.stats.now().unheld, 0);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 1_000, reserved: 0 });
     assert.equal(await ledgerSum(ts.store.db, a), 1_000);
   });
@@ -144,7 +155,11 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     const t0 = Date.now();
     assert.ok(await call(two, a, 90, 'x2'));
     assert.ok(Date.now() - t0 < 1_000, `answered in ${Date.now() - t0} ms`);
+    assert.equal(two.stats.asks, 1);
+    assert.equal(one.stats.givenBack.asked, 1);
+    assert.equal(two.stats.callsRefused, 0);
     assert.deepEqual(await two.reserve(a, 1), { ok: false, available: 0 });
+    assert.equal(two.stats.callsRefused, 1);
     assert.equal((await getBalance(ts.store.db, a))!.balance, 0);
     assert.equal(await ledgerSum(ts.store.db, a), 0);
   });
@@ -171,10 +186,13 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     // As if the process stalled: it stops renewing, its lease expires, another process sweeps it.
     await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
     const other = meter();
-    assert.ok((await other.sweep()) >= 1);
+    const swept = await other.sweep();
+    assert.ok(swept >= 1);
+    assert.equal(other.stats.leasesSwept, swept);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 30, reserved: 0 });
     // The stalled process's charge still goes through, from the available balance.
     assert.deepEqual(await m.settle(r.reservationId, info('late')), { charged: 10, balance: 20 });
+    assert.deepEqual([m.stats.leasesLost, m.stats.groupFailures, m.stats.directCharges], [1, 1, 1]);
     assert.ok(await call(other, a, 20, 'rest'));
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
     assert.equal(await ledgerSum(ts.store.db, a), 0);
