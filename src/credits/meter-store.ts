@@ -13,6 +13,8 @@ export interface AuthRecord {
   balance: number;
   rateLimitPerMinute: number | null;
   revoked: boolean;
+  /** The account's keys not revoked (this one included, unless revoked). */
+  activeKeys: number;
 }
 
 /**
@@ -99,6 +101,8 @@ export interface KeyRow {
   planId: string;
   balance: number;
   rateLimitPerMinute: number | null;
+  /** A count (Postgres answers it as a string; a subquery's type is nullable to Kysely). */
+  activeKeys: number | string | null;
 }
 
 export const toAuth = (r: KeyRow): AuthRecord => ({
@@ -108,4 +112,5 @@ export const toAuth = (r: KeyRow): AuthRecord => ({
   balance: Number(r.balance),
   rateLimitPerMinute: r.rateLimitPerMinute,
   revoked: r.revokedAt !== null,
+  activeKeys: Number(r.activeKeys),
 });

@@ -56,7 +56,8 @@ export class SqliteMeterStore implements MeterStore {
   ) {
     this.findKeyStmt = db.prepare(
       `select k.id as keyId, k.account_id as accountId, k.revoked_at as revokedAt, a.plan_id as planId, a.balance as balance,
-              a.rate_limit_per_minute as rateLimitPerMinute
+              a.rate_limit_per_minute as rateLimitPerMinute,
+              (select count(*) from api_keys o where o.account_id = k.account_id and o.revoked_at is null) as activeKeys
          from api_keys k join accounts a on a.id = k.account_id where k.key_hash = ?`,
     );
     this.balanceStmt = db.prepare('select balance from accounts where id = ?');

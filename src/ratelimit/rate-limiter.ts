@@ -1,6 +1,6 @@
-// Token buckets: capacity = requests per minute (the burst), refilled evenly. A request is drawn from
-// several buckets at once (its key's and its account's): it passes only if every bucket has a token,
-// and then takes one from each, so a refused request spends nothing anywhere.
+// Token buckets: capacity = requests per minute (the burst), refilled evenly. A keyed request draws
+// from its account's bucket; the interface takes several at once (a request passes only if every
+// bucket has a token, and then takes one from each, so a refused request spends nothing anywhere).
 export interface RateDecision {
   allowed: boolean;
   limit: number;
@@ -77,7 +77,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   takeAll(specs: BucketSpec[]): MultiDecision {
     const now = this.now();
-    // Every request runs this (key and account buckets): plain loops, and a Map write only for a new bucket.
+    // Every request runs this: plain loops, and a Map write only for a new bucket.
     const bs: Bucket[] = [];
     let allowed = true;
     for (const s of specs) {

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { combine, MemoryRateLimiter, type BucketSpec, type MultiDecision, type RateDecision, type RateLimiter } from './rate-limiter.js';
 
 // The same token buckets as MemoryRateLimiter, kept in Redis so every process of a deployment draws
-// from one bucket per key (and per account). Redis's own clock is used so app servers with skewed
+// from one bucket per account (or per address). Redis's own clock is used so app servers with skewed
 // clocks agree.
 //
 // The requests of one event-loop turn go to Redis together, as one call of one Lua script: a

@@ -89,6 +89,22 @@ for (const [name, env] of setups) {
       assert.equal(r.headers['ratelimit-remaining'], '0');
     });
 
+    test("an account's only key reaches it: 429 with scope key; with a second key revoked, the same", async () => {
+      const acc = await h.account({ rateLimitPerMinute: 5 });
+      const headers = { 'x-api-key': acc.apiKey };
+      const hello = () => h.app.inject({ url: '/echo/v1/hello', headers });
+      // Two calls of the 5: a second key made and revoked; the account has one active key again.
+      const created = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'second' } });
+      assert.equal(created.statusCode, 201);
+      const revoked = await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${json<{ data: { id: string } }>(created).data.id}`, headers });
+      assert.equal(revoked.statusCode, 200);
+      for (let i = 0; i < 3; i++) assert.equal((await hello()).statusCode, 200);
+      const r = await hello();
+      assert.equal(r.statusCode, 429);
+      assert.equal(errorOf(r).details?.scope, 'key');
+      assert.match(errorOf(r).message, /this API key/);
+    });
+
     test('another account is not affected', async () => {
       const other = await h.account({ rateLimitPerMinute: 5 });
       const r = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': other.apiKey } });

@@ -11,6 +11,7 @@ import { hardeningMigration } from './009-hardening.js';
 import { ledgerNoForeignKeyMigration } from './010-ledger-no-fk-pg.js';
 import { crawlCycleCountersMigration } from './011-crawl-cycle-counters.js';
 import { ledgerOneIndexMigration } from './012-ledger-one-index.js';
+import { activeKeysIndexMigration } from './013-active-keys-index.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -26,6 +27,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '010-ledger-no-fk-pg': ledgerNoForeignKeyMigration(dialect),
     '011-crawl-cycle-counters': crawlCycleCountersMigration(),
     '012-ledger-one-index': ledgerOneIndexMigration(dialect),
+    '013-active-keys-index': activeKeysIndexMigration(),
   };
 }
 
