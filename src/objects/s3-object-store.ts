@@ -46,7 +46,11 @@ function s3Problem(err: unknown): string {
     const status = err.$metadata.httpStatusCode;
     if (status === 404) return 'no such bucket (create it, or fix S3_BUCKET)';
     if (status === 403) return `access refused (${err.name}, HTTP 403): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and that they may write and delete objects in the bucket`;
-    if (status === 301) return 'the bucket is in another region (fix S3_REGION)';
+    if (status === 301) {
+      // AWS names the bucket's region in a header of its answer.
+      const region = err.$response?.headers['x-amz-bucket-region'];
+      return `the bucket is in another region${region ? `, ${region}` : ''} (fix S3_REGION)`;
+    }
     return `${err.name} (HTTP ${status ?? '?'})`;
   }
   const e = err as { code?: string; name?: string; message?: string };

@@ -4,6 +4,8 @@
 // attempts (a minute and a half later). Against the signature-checking local S3 server.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { LOCAL_S3_CREDENTIALS, startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
@@ -60,6 +62,26 @@ describe('S3 bucket check', () => {
       assert.equal(err.message, `S3 bucket ${s3.bucket} at ${nothing}: does not answer (ECONNREFUSED): start it, or fix S3_ENDPOINT`);
       return true;
     });
+  });
+
+  test('names the region to fix when the bucket lives in another one (HTTP 301, as AWS answers)', async () => {
+    // What S3 answers a request signed for the wrong region: no local S3 server has regions, so a
+    // server of a few lines answers as AWS does (PermanentRedirect, x-amz-bucket-region).
+    const aws = createServer((req, res) => {
+      req.resume();
+      res.writeHead(301, { 'content-type': 'application/xml', 'x-amz-bucket-region': 'eu-west-3' });
+      res.end('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to access must be addressed using the specified endpoint.</Message><Endpoint>exports.s3.eu-west-3.amazonaws.com</Endpoint><Bucket>exports</Bucket></Error>');
+    });
+    await new Promise<void>((r) => aws.listen(0, '127.0.0.1', r));
+    try {
+      const endpoint = `http://127.0.0.1:${(aws.address() as AddressInfo).port}`;
+      await assert.rejects(store({ bucket: 'exports', endpoint }).check(), (err: Error) => {
+        assert.equal(err.message, `S3 bucket exports at ${endpoint}: the bucket is in another region, eu-west-3 (fix S3_REGION)`);
+        return true;
+      });
+    } finally {
+      aws.close();
+    }
   });
 });
 
