@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
 import { MemoryRateLimiter } from '../../src/ratelimit/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
 import { errorOf, json, startHarness, type Harness } from '../helpers/harness.js';
@@ -47,6 +48,21 @@ if (redisUrl) {
       const fresh = await a.takeAll([{ key: 'k-new', perMinute: 5 }, { key: 'other-acc', perMinute: 5 }]);
       assert.equal(fresh.allowed, true);
       assert.equal(fresh.remaining, 4);
+    });
+
+    test("the minute's hash is a hash table from its first call, not a listpack Redis scans field by field", async () => {
+      const redis = new Redis(redisUrl);
+      try {
+        const p = `${prefix}enc:`;
+        const l = new RedisRateLimiter(redisUrl, p);
+        assert.ok((await l.takeAll([{ key: 'one-account', perMinute: 5 }])).allowed);
+        await l.close();
+        const [hash, ...more] = await redis.keys(`${p}*`);
+        assert.equal(more.length, 0);
+        assert.equal(await redis.object('ENCODING', hash!), 'hashtable');
+      } finally {
+        redis.disconnect();
+      }
     });
 
     test('the key bucket refuses first when it is the emptier one', async () => {
