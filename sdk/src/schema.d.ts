@@ -2002,7 +2002,7 @@ export interface operations {
                             planId: string;
                             /** @description null when the plan is no longer configured */
                             planName: string | null;
-                            /** @description requests a minute per key: the account's own figure, else its plan's */
+                            /** @description requests a minute, shared by all of the account's keys: the account's own figure, else its plan's */
                             rateLimitPerMinute: number;
                             balance: number;
                             /** Format: date-time */

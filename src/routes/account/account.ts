@@ -11,7 +11,7 @@ export const AccountView = Type.Object({
   name: Type.String(),
   planId: Type.String(),
   planName: Type.Union([Type.String(), Type.Null()], { description: 'null when the plan is no longer configured' }),
-  rateLimitPerMinute: Type.Integer({ description: "requests a minute per key: the account's own figure, else its plan's" }),
+  rateLimitPerMinute: Type.Integer({ description: "requests a minute, shared by all of the account's keys: the account's own figure, else its plan's" }),
   balance: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
 });

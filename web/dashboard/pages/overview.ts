@@ -81,7 +81,7 @@ export function OverviewPage({ account, onAccount }: { account: Account; onAccou
     <section class="cards" aria-label="Account">
       <div class="card"><h2>Balance</h2><p class="big" data-testid="balance">${fmtNumber(account.balance)}</p><p class="help">credits</p></div>
       <div class="card"><h2>Plan</h2><p class="big" data-testid="plan">${account.planName ?? account.planId}</p><p class="help">plan id ${account.planId}</p></div>
-      <div class="card"><h2>Rate limit</h2><p class="big" data-testid="rate-limit">${fmtNumber(account.rateLimitPerMinute)}</p><p class="help">requests a minute per key</p></div>
+      <div class="card"><h2>Rate limit</h2><p class="big" data-testid="rate-limit">${fmtNumber(account.rateLimitPerMinute)}</p><p class="help">requests a minute, all keys together</p></div>
     </section>
     <section aria-labelledby="usage-title">
       <h2 id="usage-title">Calls and credits by endpoint</h2>
