@@ -13,6 +13,8 @@ import { SERVER_FLAGS } from './shipped-flags.js';
 export interface HttpResult {
   name: string;
   requestsPerSec: number;
+  /** Requests answered in the measured run. */
+  requests: number;
   /** CPU time (user + system) the server process spent per request during the measured run. */
   cpuUsPerRequest: number;
   p50Ms: number;
@@ -22,6 +24,8 @@ export interface HttpResult {
   peakRssMb: number;
   /** Our servers: garbage collection during the measured run, from the server's own /metrics. */
   gc?: GcDuring;
+  /** Our servers on Postgres: what the metering did during the measured run (its /metrics series). */
+  meter?: MeterDuring;
   /** The whole host's CPU during the measured run, a request (the stores share the 2 cores with the server and wrk). */
   host: HostCpuPerRequest;
 }
@@ -46,6 +50,43 @@ export interface GcDuring {
 }
 
 type GcTotals = Record<string, { count: number; seconds: number }>;
+
+/** Postgres metering during a run, from the sdg_meter_* series (README, "Metering on Postgres"). */
+export interface MeterDuring {
+  /** Charged calls that waited for a lease statement. */
+  waited: number;
+  /** Group charge statements, and the charges they committed. */
+  groups: number;
+  charges: number;
+}
+
+const METER_SERIES = { sdg_meter_calls_waited_total: 'waited', sdg_meter_group_seconds_count: 'groups', sdg_meter_group_charges_total: 'charges' } as const;
+
+// The metering's counters so far; undefined on the embedded store, which has none.
+async function meterTotals(metricsUrl: string): Promise<MeterDuring | undefined> {
+  const text = await (await fetch(metricsUrl)).text();
+  const out: MeterDuring = { waited: 0, groups: 0, charges: 0 };
+  let seen = false;
+  for (const m of text.matchAll(/^(sdg_meter_[a-z_]+) ([0-9.e+-]+)$/gm)) {
+    const field = METER_SERIES[m[1] as keyof typeof METER_SERIES];
+    if (!field) continue;
+    out[field] = Number(m[2]);
+    seen = true;
+  }
+  return seen ? out : undefined;
+}
+
+/** The Postgres table's last two cells: calls that waited for a lease per 1,000 requests, and charges per group. */
+export function meterCells(r: HttpResult): string {
+  const f = meterFigures(r.meter, r.requests);
+  return f ? `${f.waitedPerThousand} | ${f.chargesPerGroup || '–'}` : '– | –';
+}
+
+/** Calls that waited for a lease per 1,000 requests, and charges per group statement. */
+export function meterFigures(m: MeterDuring | undefined, requests: number): { waitedPerThousand: number; chargesPerGroup: number } | undefined {
+  if (!m) return undefined;
+  return { waitedPerThousand: Math.round((m.waited * 1000 * 100) / requests) / 100, chargesPerGroup: m.groups > 0 ? Math.round((m.charges / m.groups) * 10) / 10 : 0 };
+}
 
 // The server's GC histogram by kind (major, minor, incremental, weakcb), summed so far.
 async function gcTotals(metricsUrl: string): Promise<GcTotals> {
@@ -165,17 +206,20 @@ function scaleHost(h: HostCpuPerRequest, k: number): HostCpuPerRequest {
 async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string, metricsUrl?: string): Promise<HttpResult> {
   await wrk(url, headers, 2, connections, script); // warm-up (JIT, caches)
   const gc0 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
+  const meter0 = metricsUrl ? await meterTotals(metricsUrl) : undefined;
   const host0 = hostCpu();
   const cpu0 = cpuMicros(pid);
   const out = await wrk(url, headers, seconds, connections, script);
   const cpu = cpuMicros(pid) - cpu0;
   const host1 = hostCpu();
   const gc1 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
+  const meter1 = metricsUrl ? await meterTotals(metricsUrl) : undefined;
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? NaN);
   const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const gc = gc0 && gc1 ? { gc: gcDuring(gc0, gc1, total, seconds) } : {};
-  return { name, requestsPerSec: Math.round(rps), cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid), ...gc, host: hostDuring(host0, host1, total) };
+  const meter = meter0 && meter1 ? { meter: { waited: meter1.waited - meter0.waited, groups: meter1.groups - meter0.groups, charges: meter1.charges - meter0.charges } } : {};
+  return { name, requestsPerSec: Math.round(rps), requests: total, cpuUsPerRequest: Math.round((cpu / total) * 10) / 10, p50Ms: ms(out, '50%'), p99Ms: ms(out, '99%'), non2xx, peakRssMb: peakRssMb(pid), ...gc, ...meter, host: hostDuring(host0, host1, total) };
 }
 
 export interface HttpBenchOptions {
@@ -373,12 +417,15 @@ export async function benchFreshServers(opts: { backend: 'embedded' | 'postgres'
 /** The same load on every API process at once (connections split between them), summed. */
 async function loadAll(name: string, servers: ServerProcess[], path: string, keys: { headers: Record<string, string>; script?: string }, seconds: number, connections: number): Promise<HttpResult> {
   const per = Math.max(1, Math.floor(connections / servers.length));
-  const parts = await Promise.all(servers.map((s) => load(name, s.child.pid!, `${s.url}${path}`, keys.headers, seconds, per, keys.script)));
+  const parts = await Promise.all(servers.map((s) => load(name, s.child.pid!, `${s.url}${path}`, keys.headers, seconds, per, keys.script, `${s.url}/metrics`)));
   if (parts.length === 1) return parts[0]!;
   const total = parts.reduce((a, p) => a + p.requestsPerSec, 0);
+  const meters = parts.map((p) => p.meter).filter((m) => m !== undefined);
   return {
     name,
     requestsPerSec: total,
+    requests: parts.reduce((a, p) => a + p.requests, 0),
+    ...(meters.length > 0 ? { meter: { waited: meters.reduce((a, m) => a + m.waited, 0), groups: meters.reduce((a, m) => a + m.groups, 0), charges: meters.reduce((a, m) => a + m.charges, 0) } } : {}),
     // Weighted by each process's share of the requests.
     cpuUsPerRequest: Math.round((parts.reduce((a, p) => a + p.cpuUsPerRequest * p.requestsPerSec, 0) / total) * 10) / 10,
     p50Ms: Math.max(...parts.map((p) => p.p50Ms)),

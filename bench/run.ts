@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchExport } from './export.js';
-import { benchFreshServers, benchHttp, SCALE_OUT_SETUPS, type HttpResult } from './http.js';
+import { benchFreshServers, benchHttp, meterCells, SCALE_OUT_SETUPS, type HttpResult } from './http.js';
 import { SERVER_FLAGS } from './shipped-flags.js';
 
 import { benchStartup } from './startup.js';
@@ -110,16 +110,18 @@ With 50 accounts, wrk hands out their keys in turn (one per request). With two A
 are pinned to the same server CPU and each takes half the connections: on this 2-core host a second
 process adds no CPU, so the figure shows what sharing the store costs, not what a bigger host gains.
 
-The last four columns are the whole host's during the same seconds, from /proc: the CPU time a
+Four columns are the whole host's during the same seconds, from /proc: the CPU time a
 request of every Postgres process and of Redis, all the host's busy CPU time a request (the server,
 the stores, wrk and anything else), and the share of the two CPUs left idle. For bare Fastify, the
-stores do nothing, and the busy time is the server's and wrk's.
+stores do nothing, and the busy time is the server's and wrk's. The last two come from our servers'
+own /metrics (README, "Metering on Postgres"): calls that waited for a credit lease, per 1,000
+requests, and the charges a group statement committed on average.
 
-| setup | endpoint | requests/s | p99 ms | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) | Postgres CPU µs/request | Redis CPU µs/request | host busy µs/request | host idle % |
-|---|---|---|---|---|---|---|---|---|---|---|
+| setup | endpoint | requests/s | p99 ms | ratio to bare | server CPU µs/request | CPU ratio (bare/ours) | Postgres CPU µs/request | Redis CPU µs/request | host busy µs/request | host idle % | calls waiting for a lease per 1,000 | charges per group |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${scaleOut
   .flatMap(({ label, results }) =>
-    results.map((r) => `| ${label} | ${r.name.replace(/ \(.*$/, '')} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${ratio(r.requestsPerSec, results[0]!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(results[0]!.cpuUsPerRequest, r.cpuUsPerRequest)} | ${r.host.postgres} | ${r.host.redis} | ${r.host.busy} | ${r.host.idlePct} |`),
+    results.map((r) => `| ${label} | ${r.name.replace(/ \(.*$/, '')} | ${r.requestsPerSec.toLocaleString('en-US')} | ${r.p99Ms} | ${ratio(r.requestsPerSec, results[0]!.requestsPerSec)} | ${r.cpuUsPerRequest} | ${ratio(results[0]!.cpuUsPerRequest, r.cpuUsPerRequest)} | ${r.host.postgres} | ${r.host.redis} | ${r.host.busy} | ${r.host.idlePct} | ${meterCells(r)} |`),
   )
   .join('\n')}
 
