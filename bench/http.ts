@@ -62,9 +62,8 @@ export interface MeterDuring {
 
 const METER_SERIES = { sdg_meter_calls_waited_total: 'waited', sdg_meter_group_seconds_count: 'groups', sdg_meter_group_charges_total: 'charges' } as const;
 
-// The metering's counters so far; undefined on the embedded store, which has none.
-async function meterTotals(metricsUrl: string): Promise<MeterDuring | undefined> {
-  const text = await (await fetch(metricsUrl)).text();
+// The metering's counters so far, from a /metrics text; undefined on the embedded store, which has none.
+function meterTotals(text: string): MeterDuring | undefined {
   const out: MeterDuring = { waited: 0, groups: 0, charges: 0 };
   let seen = false;
   for (const m of text.matchAll(/^(sdg_meter_[a-z_]+) ([0-9.e+-]+)$/gm)) {
@@ -78,19 +77,14 @@ async function meterTotals(metricsUrl: string): Promise<MeterDuring | undefined>
 
 /** The Postgres table's last two cells: calls that waited for a lease per 1,000 requests, and charges per group. */
 export function meterCells(r: HttpResult): string {
-  const f = meterFigures(r.meter, r.requests);
-  return f ? `${f.waitedPerThousand} | ${f.chargesPerGroup || '–'}` : '– | –';
-}
-
-/** Calls that waited for a lease per 1,000 requests, and charges per group statement. */
-export function meterFigures(m: MeterDuring | undefined, requests: number): { waitedPerThousand: number; chargesPerGroup: number } | undefined {
-  if (!m) return undefined;
-  return { waitedPerThousand: Math.round((m.waited * 1000 * 100) / requests) / 100, chargesPerGroup: m.groups > 0 ? Math.round((m.charges / m.groups) * 10) / 10 : 0 };
+  const m = r.meter;
+  if (!m) return '– | –';
+  const waitedPerThousand = Math.round((m.waited * 1000 * 100) / r.requests) / 100;
+  return `${waitedPerThousand} | ${m.groups > 0 ? Math.round((m.charges / m.groups) * 10) / 10 : '–'}`;
 }
 
 // The server's GC histogram by kind (major, minor, incremental, weakcb), summed so far.
-async function gcTotals(metricsUrl: string): Promise<GcTotals> {
-  const text = await (await fetch(metricsUrl)).text();
+function gcTotals(text: string): GcTotals {
   const out: GcTotals = {};
   for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
     const k = (out[m[2]!] ??= { count: 0, seconds: 0 });
@@ -205,15 +199,16 @@ function scaleHost(h: HostCpuPerRequest, k: number): HostCpuPerRequest {
 /** `metricsUrl`: the server's /metrics, read before and after the measured run for its GC figures. */
 async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string, metricsUrl?: string): Promise<HttpResult> {
   await wrk(url, headers, 2, connections, script); // warm-up (JIT, caches)
-  const gc0 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
-  const meter0 = metricsUrl ? await meterTotals(metricsUrl) : undefined;
+  // One read of the server's /metrics before the run and one after, for its GC and metering figures.
+  const text0 = metricsUrl ? await (await fetch(metricsUrl)).text() : undefined;
   const host0 = hostCpu();
   const cpu0 = cpuMicros(pid);
   const out = await wrk(url, headers, seconds, connections, script);
   const cpu = cpuMicros(pid) - cpu0;
   const host1 = hostCpu();
-  const gc1 = metricsUrl ? await gcTotals(metricsUrl) : undefined;
-  const meter1 = metricsUrl ? await meterTotals(metricsUrl) : undefined;
+  const text1 = metricsUrl ? await (await fetch(metricsUrl)).text() : undefined;
+  const [gc0, gc1] = text0 !== undefined && text1 !== undefined ? [gcTotals(text0), gcTotals(text1)] : [];
+  const [meter0, meter1] = text0 !== undefined && text1 !== undefined ? [meterTotals(text0), meterTotals(text1)] : [];
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? NaN);
   const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
