@@ -1,0 +1,47 @@
+// package.json's `overrides` replace versions that dependants asked for (README, "Why these
+// dependencies"): each replacement must still offer what its dependants call, and stay past the
+// advisory it is there for.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Fastify from 'fastify';
+import { repoRoot } from '../helpers/processes.js';
+
+const require = createRequire(import.meta.url);
+const installed = (name: string): string => (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const overrides = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { overrides: Record<string, string> }).overrides;
+
+test('cookie: the override keeps the API light-my-request calls (inject with cookies)', async () => {
+  assert.equal(installed('cookie'), overrides.cookie);
+  // light-my-request asks for cookie ^2 (Node 22 only) and calls its stringifySetCookie, which
+  // cookie 1.0.2 lacked: an inject with cookies threw "stringifySetCookie is not a function".
+  const app = Fastify();
+  app.get('/c', async (req) => ({ cookie: req.headers.cookie }));
+  const res = await app.inject({ method: 'GET', url: '/c', cookies: { a: 'b', c: 'd e' } });
+  assert.equal(res.statusCode, 200);
+  assert.deepEqual(res.json(), { cookie: 'a=b; c=d%20e' });
+  await app.close();
+});
+
+test('ws: every copy installed is past GHSA-96hv-2xvq-fx4p (fixed in 8.21.0)', () => {
+  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  const copies = Object.entries(lock.packages).filter(([path]) => path === 'node_modules/ws' || path.endsWith('/node_modules/ws'));
+  assert.ok(copies.length > 0, 'viem depends on ws');
+  for (const [path, { version }] of copies) {
+    const [major, minor] = version!.split('.').map(Number);
+    assert.ok(major! > 8 || (major === 8 && minor! >= 21), `${path} is ws ${version}`);
+  }
+  // What viem resolves at run time is the copy the lockfile names.
+  const viemWs = require.resolve('ws/package.json', { paths: [join(repoRoot, 'node_modules', 'viem')] });
+  assert.equal((JSON.parse(readFileSync(viemWs, 'utf8')) as { version: string }).version, overrides.ws);
+});
+
+test('better-sqlite3 bundles SQLite 3.53.2 or later (past the FTS5 overflow CVE-2026-11824)', async () => {
+  const { default: SQLite } = await import('better-sqlite3');
+  const db = new SQLite(':memory:');
+  const v = (db.prepare('select sqlite_version() as v').get() as { v: string }).v.split('.').map(Number);
+  db.close();
+  assert.ok(v[0]! > 3 || (v[0] === 3 && (v[1]! > 53 || (v[1] === 53 && v[2]! >= 2))), `SQLite ${v.join('.')}`);
+});
