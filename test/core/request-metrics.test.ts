@@ -77,10 +77,13 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       assert.equal(line('sdg_meter_group_charges_total'), '30');
       assert.equal(line('sdg_meter_group_seconds_count'), '30');
       assert.equal(line('sdg_meter_group_failures_total'), '0');
-      // The first call waits for the first slice; the slices after it are mostly leased ahead.
+      // The first call waits for the first slice, leased for it; the slices after it are mostly
+      // leased ahead. A call that finds the slice spent while the next is being leased ahead waits
+      // for that statement, not one of its own: so calls' own statements are at most the waits.
       const waited = Number(line('sdg_meter_calls_waited_total'));
       assert.ok(waited >= 1 && waited <= 3, `${waited} calls waited`);
-      assert.equal(Number(line('sdg_meter_lease_statements_total{purpose="call",outcome="granted"}')), waited);
+      const own = Number(line('sdg_meter_lease_statements_total{purpose="call",outcome="granted"}'));
+      assert.ok(own >= 1 && own <= waited, `${own} leases for waiting calls, ${waited} calls waited`);
       assert.ok(Number(line('sdg_meter_lease_statements_total{purpose="ahead",outcome="granted"}')) >= 1);
       assert.equal(line('sdg_meter_leased_accounts'), '1');
       const unheld = Number(line('sdg_meter_leased_unheld_credits'));
