@@ -11,6 +11,13 @@ import { repoRoot } from '../helpers/processes.js';
 
 const require = createRequire(import.meta.url);
 const installed = (name: string): string => (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+/** Whether dotted version `v` is `min` or later (numeric parts, left to right). */
+const atLeast = (v: string, min: string): boolean => {
+  const a = v.split('.').map(Number);
+  const b = min.split('.').map(Number);
+  for (let i = 0; i < b.length; i++) if ((a[i] ?? 0) !== b[i]) return (a[i] ?? 0) > b[i]!;
+  return true;
+};
 const overrides = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { overrides: Record<string, string> }).overrides;
 
 test('cookie: the override keeps the API light-my-request calls (inject with cookies)', async () => {
@@ -29,10 +36,7 @@ test('ws: every copy installed is past GHSA-96hv-2xvq-fx4p (fixed in 8.21.0)', (
   const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
   const copies = Object.entries(lock.packages).filter(([path]) => path === 'node_modules/ws' || path.endsWith('/node_modules/ws'));
   assert.ok(copies.length > 0, 'viem depends on ws');
-  for (const [path, { version }] of copies) {
-    const [major, minor] = version!.split('.').map(Number);
-    assert.ok(major! > 8 || (major === 8 && minor! >= 21), `${path} is ws ${version}`);
-  }
+  for (const [path, { version }] of copies) assert.ok(atLeast(version!, '8.21.0'), `${path} is ws ${version}`);
   // What viem resolves at run time is the copy the lockfile names.
   const viemWs = require.resolve('ws/package.json', { paths: [join(repoRoot, 'node_modules', 'viem')] });
   assert.equal((JSON.parse(readFileSync(viemWs, 'utf8')) as { version: string }).version, overrides.ws);
@@ -41,7 +45,7 @@ test('ws: every copy installed is past GHSA-96hv-2xvq-fx4p (fixed in 8.21.0)', (
 test('better-sqlite3 bundles SQLite 3.53.2 or later (past the FTS5 overflow CVE-2026-11824)', async () => {
   const { default: SQLite } = await import('better-sqlite3');
   const db = new SQLite(':memory:');
-  const v = (db.prepare('select sqlite_version() as v').get() as { v: string }).v.split('.').map(Number);
+  const { v } = db.prepare('select sqlite_version() as v').get() as { v: string };
   db.close();
-  assert.ok(v[0]! > 3 || (v[0] === 3 && (v[1]! > 53 || (v[1] === 53 && v[2]! >= 2))), `SQLite ${v.join('.')}`);
+  assert.ok(atLeast(v, '3.53.2'), `SQLite ${v}`);
 });
