@@ -6,8 +6,8 @@
 //   ingest that is a third of the time. A worker thread with a connection of its own takes over
 //   (about 10 MB): a PASSIVE checkpoint every 100 ms copies committed frames to the database file
 //   while writers go on. The main connection's automatic checkpoint stays as a backstop at a high
-//   threshold: it fires only when the WAL could not be reset for a long stretch of writes (a reset
-//   needs a moment where every frame is copied), and has little left to copy when it does.
+//   threshold (256 MiB of WAL): it fires only when the WAL could not be reset for a long stretch of
+//   writes (a reset needs a moment where every frame is copied), and has little left to copy when it does.
 //   The WAL file then keeps its size after a reset, up to 256 MiB: cutting it back and growing it
 //   again costs the writer block allocations on every frame.
 // - The page cache grows from 2 MB to 64 MB, but only once tweets are ingested in bulk (a crawl):
@@ -19,9 +19,12 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 
-/** Frames in the WAL before the writer checkpoints itself, once the worker runs (4 KiB pages: 256 MiB). */
-const BACKSTOP_FRAMES = 65_536;
 const CACHE_KIB = 64 * 1024;
+/**
+ * The WAL's size kept after a reset, and the size at which the writer checkpoints itself once the
+ * worker runs (in frames of the store's page size: 65,536 frames of a 16 KiB store's pages let a
+ * crawl's WAL reach 1 GiB; now it peaks a little above this).
+ */
 const WAL_KEPT_BYTES = 256 * 1024 * 1024;
 /** Rows changed by this connection within one look (every 200 ms) that switch to the busy settings. */
 const START_ROWS = 2_000;
@@ -90,7 +93,8 @@ export class BusyWriter {
     });
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     this.worker = worker;
-    this.sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
+    const pageSize = this.sqlite.pragma('page_size', { simple: true }) as number;
+    this.sqlite.pragma(`wal_autocheckpoint = ${Math.floor(WAL_KEPT_BYTES / pageSize)}`);
     this.sqlite.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
   }
 
