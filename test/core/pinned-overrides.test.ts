@@ -42,6 +42,16 @@ test('ws: every copy installed is past GHSA-96hv-2xvq-fx4p (fixed in 8.21.0)', (
   assert.equal((JSON.parse(readFileSync(viemWs, 'utf8')) as { version: string }).version, overrides.ws);
 });
 
+test('lodash (development tree only): every copy is past GHSA-xxjr-mmjv-4gpg (fixed in 4.17.23)', () => {
+  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  const copies = Object.entries(lock.packages).filter(([path]) => path === 'node_modules/lodash' || path.endsWith('/node_modules/lodash'));
+  assert.ok(copies.length > 0, 'Prism and s3rver depend on lodash');
+  for (const [path, { version }] of copies) assert.ok(atLeast(version!, '4.17.23'), `${path} is lodash ${version}`);
+  // postman-collection pinned 4.17.21 in a copy of its own; it now resolves the overridden one.
+  const fromPostman = require.resolve('lodash/package.json', { paths: [join(repoRoot, 'node_modules', 'postman-collection')] });
+  assert.equal((JSON.parse(readFileSync(fromPostman, 'utf8')) as { version: string }).version, overrides.lodash);
+});
+
 test('better-sqlite3 bundles SQLite 3.53.2 or later (past the FTS5 overflow CVE-2026-11824)', async () => {
   const { default: SQLite } = await import('better-sqlite3');
   const db = new SQLite(':memory:');
