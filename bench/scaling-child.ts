@@ -2,6 +2,7 @@
 //   node dist/bench/scaling-child.js crawl|timeline|usage|exports N
 // prints one JSON line. The parent (bench/scaling.ts) runs every point and draws the curves.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount, createKey } from '../src/accounts/accounts-repo.js';
@@ -98,10 +99,13 @@ async function main(): Promise<Record<string, unknown>> {
         const last = await db.selectFrom('crawl_targets').select((eb) => eb.fn.max('completed_at').as('at')).where('cycle_id', '=', row.id).executeTakeFirstOrThrow();
         return { seconds: Math.round((Date.parse(String(last.at)) - t) / 10) / 100, ingested: row.tweets_ingested, updated: row.tweets_updated };
       };
+      const loop = monitorEventLoopDelay({ resolution: 10 });
       const { result, peakRss, baselineRss } = await withPeakRss(async () => {
         // The first cycle backfills every account; the next, one CRAWL_INTERVAL_HOURS later, is the
         // routine: the interval's new tweets, and the metrics of the last CRAWL_REFRESH_DAYS' tweets.
+        loop.enable();
         const first = await cycle(1);
+        loop.disable();
         offsetMs += config.crawl.intervalHours * 3_600_000;
         const next = await cycle(2);
         return { first, next };
@@ -118,6 +122,11 @@ async function main(): Promise<Record<string, unknown>> {
         storedAfter: tweets,
         peakRssMb: Math.round(peakRss / 1_048_576),
         baselineRssMb: Math.round(baselineRss / 1_048_576),
+        // How long the event loop (which API requests share in `npm start`) was held during the
+        // first cycle: the delay of a 10 ms timer, in ms.
+        loopP50Ms: Math.round(loop.percentile(50) / 1e4) / 100,
+        loopP99Ms: Math.round(loop.percentile(99) / 1e4) / 100,
+        loopMaxMs: Math.round(loop.max / 1e4) / 100,
       };
     }
 

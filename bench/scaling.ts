@@ -144,7 +144,7 @@ Every watched account of the demo network is new, so the first cycle backfills e
 (6) later (the service's and the network's clocks moved on together), as every cycle runs once the
 accounts are known. Peak RSS covers both.
 
-${table('crawl', [['n', 'watched accounts'], ['seconds', 'first cycle (s)'], ['tweets', 'tweets stored'], ['usPerTweet', 'µs per tweet stored'], ['nextSeconds', 'next cycle (s)'], ['nextIngested', 'new tweets'], ['nextUpdated', 'metrics changed'], ['msPerAccount', 'next cycle, ms per account'], ['peakRssMb', 'peak RSS (MB)']])}
+${table('crawl', [['n', 'watched accounts'], ['seconds', 'first cycle (s)'], ['tweets', 'tweets stored'], ['usPerTweet', 'µs per tweet stored'], ['nextSeconds', 'next cycle (s)'], ['nextIngested', 'new tweets'], ['nextUpdated', 'metrics changed'], ['msPerAccount', 'next cycle, ms per account'], ['peakRssMb', 'peak RSS (MB)'], ['loopP50Ms', 'first cycle, event loop held: median (ms)'], ['loopP99Ms', 'p99 (ms)'], ['loopMaxMs', 'max (ms)']])}
 
 First cycle: **${named('crawl', 'seconds')}**. The work per account is the same (one backfill: the
 same number of source pages and tweets), so the cycle would be linear if a stored tweet cost the same
@@ -200,6 +200,33 @@ While a cycle runs, \`GET /social/v1/bulk-export/crawl-status\` used to sum ever
 on each call (about 3 ms at 10,000 accounts on SQLite, on the event loop every API request shares);
 since 2026-11-26 the cycle's row keeps its counters, added to in the unit of work that stores a page or
 finishes an account, and the status reads that one row.
+
+The API waits while the crawl writes. In \`npm start\` one process serves requests and runs the
+crawl, and SQLite's writes are synchronous: a turn of the event loop that commits the crawl
+workers' pages holds every request that arrived meanwhile. The last three columns are the delay of a
+10 ms timer during the first cycle (Node's \`monitorEventLoopDelay\`): what a request arriving at a
+random moment waits before its turn, on top of its own time. Measured 2026-11-28 over 4,000 accounts,
+in runs one after another (the same host, without the served flags): a median of 27 ms, a 99th
+percentile of 162 to 167 ms and a maximum of 220 to 226 ms. Two causes, both tried:
+- The tail is SQLite's own checkpoint on the writer's thread, which runs when the worker thread's
+  checkpoints have not let the WAL be reset for 256 MiB of writes (README, "Memory and disk of a busy
+  SQLite store"): with it turned off, the 99th percentile fell to 88 ms and the maximum to 114 ms,
+  but the WAL grew to 23 GB (under writes that never pause, a checkpoint that runs beside them never
+  finds a moment to reset it) and the cycle took a third longer. Until 2026-11-28 that checkpoint
+  came every 1 GiB of WAL with a 16 KiB-page store: four times rarer, but up to 508 ms each.
+- The median is the turn's batch: every crawl worker's page (8 of 100 tweets) commits in one
+  transaction. At most 2 pages a turn (the others waiting for the next) halved it (27 to 14 ms, the
+  99th percentile 162 to 120 ms) but made the cycle a fifth slower (63.7 and 64.7 s to 76.8 and
+  81.6 s, ABAB), since every commit writes its pages again: not kept, as it would also take the
+  ingest further from its target.
+
+The tail grows with the store: in 2026-11-28's run above, with the served flags, the median stayed
+at 23 to 34 ms while the 99th percentile went from 63 ms at 1,000 accounts to 291 ms at 10,000, the
+maximum from 98 to 608 ms. What would remove both is writing the crawl's tweets somewhere the API's turn does not wait for:
+the checkpoint reset coordinated with the writer (a pause of writes, not of the event loop, while
+the worker's checkpoint catches up), or the tweets written by a thread of their own. Not done. On
+Postgres the crawl's writes go through an asynchronous driver and do not hold the event loop (not
+measured here).
 
 Peak memory:
 **${named('crawl', 'peakRssMb')}**: at most \`CRAWL_CONCURRENCY\` accounts are in flight and tweets
