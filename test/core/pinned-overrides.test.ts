@@ -19,6 +19,16 @@ const atLeast = (v: string, min: string): boolean => {
   return true;
 };
 const overrides = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { overrides: Record<string, string> }).overrides;
+/** Every copy of package `name` the lockfile installs: [path, version]. */
+const lockedCopies = (name: string): Array<[string, string]> => {
+  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  return Object.entries(lock.packages)
+    .filter(([path]) => path === `node_modules/${name}` || path.endsWith(`/node_modules/${name}`))
+    .map(([path, { version }]) => [path, version!]);
+};
+/** The version of `name` that package `from` resolves at run time. */
+const resolvedFrom = (from: string, name: string): string =>
+  (JSON.parse(readFileSync(require.resolve(`${name}/package.json`, { paths: [join(repoRoot, 'node_modules', from)] }), 'utf8')) as { version: string }).version;
 
 test('cookie: the override keeps the API light-my-request calls (inject with cookies)', async () => {
   assert.equal(installed('cookie'), overrides.cookie);
@@ -33,23 +43,19 @@ test('cookie: the override keeps the API light-my-request calls (inject with coo
 });
 
 test('ws: every copy installed is past GHSA-96hv-2xvq-fx4p (fixed in 8.21.0)', () => {
-  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
-  const copies = Object.entries(lock.packages).filter(([path]) => path === 'node_modules/ws' || path.endsWith('/node_modules/ws'));
+  const copies = lockedCopies('ws');
   assert.ok(copies.length > 0, 'viem depends on ws');
-  for (const [path, { version }] of copies) assert.ok(atLeast(version!, '8.21.0'), `${path} is ws ${version}`);
+  for (const [path, version] of copies) assert.ok(atLeast(version, '8.21.0'), `${path} is ws ${version}`);
   // What viem resolves at run time is the copy the lockfile names.
-  const viemWs = require.resolve('ws/package.json', { paths: [join(repoRoot, 'node_modules', 'viem')] });
-  assert.equal((JSON.parse(readFileSync(viemWs, 'utf8')) as { version: string }).version, overrides.ws);
+  assert.equal(resolvedFrom('viem', 'ws'), overrides.ws);
 });
 
 test('lodash (development tree only): every copy is past GHSA-xxjr-mmjv-4gpg (fixed in 4.17.23)', () => {
-  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
-  const copies = Object.entries(lock.packages).filter(([path]) => path === 'node_modules/lodash' || path.endsWith('/node_modules/lodash'));
+  const copies = lockedCopies('lodash');
   assert.ok(copies.length > 0, 'Prism and s3rver depend on lodash');
-  for (const [path, { version }] of copies) assert.ok(atLeast(version!, '4.17.23'), `${path} is lodash ${version}`);
+  for (const [path, version] of copies) assert.ok(atLeast(version, '4.17.23'), `${path} is lodash ${version}`);
   // postman-collection pinned 4.17.21 in a copy of its own; it now resolves the overridden one.
-  const fromPostman = require.resolve('lodash/package.json', { paths: [join(repoRoot, 'node_modules', 'postman-collection')] });
-  assert.equal((JSON.parse(readFileSync(fromPostman, 'utf8')) as { version: string }).version, overrides.lodash);
+  assert.equal(resolvedFrom('postman-collection', 'lodash'), overrides.lodash);
 });
 
 test('better-sqlite3 bundles SQLite 3.53.2 or later (past the FTS5 overflow CVE-2026-11824)', async () => {
