@@ -7,7 +7,9 @@
 //   (about 10 MB): a PASSIVE checkpoint every 100 ms copies committed frames to the database file
 //   while writers go on. The main connection's automatic checkpoint stays as a backstop at a high
 //   threshold (256 MiB of WAL): it fires only when the WAL could not be reset for a long stretch of
-//   writes (a reset needs a moment where every frame is copied), and has little left to copy when it does.
+//   writes (a reset needs a moment where every frame is copied). Under a crawl's writes, which never
+//   pause, that is every 256 MiB, and it runs on the event loop: its runs are the longest stalls a
+//   request sees during a first crawl (docs/benchmarks.md, "Scaling"). Without it the WAL grew to 23 GB.
 //   The WAL file then keeps its size after a reset, up to 256 MiB: cutting it back and growing it
 //   again costs the writer block allocations on every frame.
 // - The page cache grows from 2 MB to 64 MB, but only once tweets are ingested in bulk (a crawl):
