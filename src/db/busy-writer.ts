@@ -5,13 +5,22 @@
 //   crosses its threshold (1,000 pages), on the writer's thread, with two fsyncs: under a bulk
 //   ingest that is a third of the time. A worker thread with a connection of its own takes over
 //   (about 10 MB): a PASSIVE checkpoint every 100 ms copies committed frames to the database file
-//   while writers go on. The main connection's automatic checkpoint stays as a backstop at a high
-//   threshold (256 MiB of WAL): it fires only when the WAL could not be reset for a long stretch of
-//   writes (a reset needs a moment where every frame is copied). Under a crawl's writes, which never
-//   pause, that is every 256 MiB, and it runs on the event loop: its runs are the longest stalls a
-//   request sees during a first crawl (docs/benchmarks.md, "Scaling"). Without it the WAL grew to 23 GB.
-//   The WAL file then keeps its size after a reset, up to 256 MiB: cutting it back and growing it
-//   again costs the writer block allocations on every frame.
+//   while writers go on.
+// - The WAL is reset in step with the writer. A reset (the next write starts the WAL file over) needs
+//   a moment where every committed frame is copied, and a crawl's writes never leave one: each
+//   checkpoint ends behind the commits made while it ran. So once the WAL holds 64 MiB, the worker
+//   catches up and asks the main thread to hold the group commit's writes (jobs wait in the queue;
+//   the event loop goes on) while it copies the last frames, at most 250 ms; the next grouped write
+//   then resets the WAL. A write outside the group commit during the copy (a Kysely statement) leaves
+//   frames uncopied: the worker copies again while the hold has time, else no reset that time and
+//   the worker asks again at its next look. The hold, not the event loop, is what charges wait
+//   through (a median 20 ms, measured during a first crawl of 2,000 accounts).
+// - The main connection's automatic checkpoint stays as a backstop at 256 MiB of WAL, for when the
+//   holds cannot reset it (another process writing, a long transaction). It runs on the event loop:
+//   before the holds, under a crawl, it fired every 256 MiB and its runs were the longest stalls a
+//   request saw (docs/benchmarks.md, "Scaling"). Without any, the WAL grew to 23 GB.
+//   The WAL file keeps its size after a reset, up to 256 MiB: cutting it back and growing it again
+//   costs the writer block allocations on every frame.
 // - The page cache grows from 2 MB to 64 MB, but only once tweets are ingested in bulk (a crawl):
 //   new tweets land all over two of the tweets indexes (by id and by time: a page of one account's
 //   tweets spreads across everyone's), so with the default cache nearly every insert first reads an
@@ -25,28 +34,69 @@ const CACHE_KIB = 64 * 1024;
 /**
  * The WAL's size kept after a reset, and the size at which the writer checkpoints itself once the
  * worker runs (in frames of the store's page size: 65,536 frames of a 16 KiB store's pages let a
- * crawl's WAL reach 1 GiB; now it peaks a little above this).
+ * crawl's WAL reach 1 GiB).
  */
 const WAL_KEPT_BYTES = 256 * 1024 * 1024;
 /** Rows changed by this connection within one look (every 200 ms) that switch to the busy settings. */
 const START_ROWS = 2_000;
 const LOOK_MS = 200;
 const CHECKPOINT_MS = 100;
+/** The WAL's size at which the worker asks for a hold to reset it (a quarter of the backstop). */
+const RESET_BYTES = 64 * 1024 * 1024;
+/** A hold ends after this even if the worker has not answered: writes never wait longer. */
+const HOLD_MAX_MS = 250;
+/** Catch-up passes stop once one finds fewer new frames than this: the hold copies about as many. */
+const CAUGHT_UP_FRAMES = 128;
+
+export interface BusyWriterOptions {
+  /** Holds the store's grouped writes; the returned function lets them go (GroupCommit.hold). */
+  holdWrites?: () => () => void;
+  /** Tests: the WAL's size that asks for a hold (default 64 MiB). */
+  resetBytes?: number;
+}
 
 // Plain CommonJS, so the worker needs no TypeScript loader: open, checkpoint on a timer, close on
 // request. A failed checkpoint (another process holds the checkpoint lock) is retried next tick.
+// Messages: the worker sends 'hold' (the WAL is large and nearly all copied); the main thread holds
+// its grouped writes and answers 'copy', or 'end' when it cannot; the worker copies the rest and
+// answers 'done'; the main thread asks to 'copy' again if it wrote meanwhile, else lets the writes
+// go and says 'end' (the worker may ask again).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('synchronous = NORMAL');
+const checkpoint = () => { try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return undefined; } };
+const large = (r) => r !== undefined && r.busy === 0 && r.log >= workerData.resetFrames;
+let asked = false;
 const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  if (asked) return;
+  let r = checkpoint();
+  // Catch up first, so that the hold has little left to copy: each pass copies what was committed
+  // while the one before ran.
+  for (let i = 0; i < 4 && large(r); i++) {
+    const next = checkpoint();
+    if (next === undefined) break;
+    const fresh = next.log - r.log;
+    r = next;
+    if (fresh < workerData.caughtUpFrames) break;
+  }
+  if (large(r)) {
+    asked = true;
+    parentPort.postMessage('hold');
+  }
 }, workerData.intervalMs);
-parentPort.on('message', () => {
-  clearInterval(timer);
-  db.close();
-  parentPort.close();
+parentPort.on('message', (m) => {
+  if (m === 'copy') {
+    checkpoint();
+    parentPort.postMessage('done');
+  } else if (m === 'end') {
+    asked = false;
+  } else {
+    clearInterval(timer);
+    db.close();
+    parentPort.close();
+  }
 });
 `;
 
@@ -57,16 +107,25 @@ export class BusyWriter {
   private lastChanges = 0;
   private bulkRows = 0;
   private cacheRaised = false;
+  private readonly totalChanges: SQLite.Statement<[], number>;
+  /** Lets the grouped writes go while a hold lasts. */
+  private release: (() => void) | undefined;
+  private holdTimer: NodeJS.Timeout | undefined;
+  private heldAt = 0;
+  /** This connection's changed rows when the worker's copy began: more at its end means frames it missed. */
+  private changesAtCopy = 0;
 
   /** `sqlite` is the store's connection to the WAL database at `path`. */
   constructor(
     private readonly sqlite: SQLite.Database,
     private readonly path: string,
+    private readonly opts: BusyWriterOptions = {},
   ) {
-    const totalChanges = sqlite.prepare('select total_changes()').pluck();
+    const totalChanges = sqlite.prepare<[], number>('select total_changes()').pluck();
+    this.totalChanges = totalChanges;
     this.look = setInterval(() => {
       if (!sqlite.open) return;
-      const n = totalChanges.get() as number;
+      const n = totalChanges.get()!;
       if (!this.worker && n - this.lastChanges >= START_ROWS) this.start();
       this.lastChanges = n;
       if (!this.cacheRaised && this.bulkRows >= START_ROWS) {
@@ -86,18 +145,68 @@ export class BusyWriter {
 
   private start(): void {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path: this.path, intervalMs: CHECKPOINT_MS } });
+    const pageSize = this.sqlite.pragma('page_size', { simple: true }) as number;
+    // Without a way to hold writes the worker never asks.
+    const resetFrames = this.opts.holdWrites ? Math.max(1, Math.floor((this.opts.resetBytes ?? RESET_BYTES) / pageSize)) : Number.POSITIVE_INFINITY;
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { driver, path: this.path, intervalMs: CHECKPOINT_MS, resetFrames, caughtUpFrames: CAUGHT_UP_FRAMES },
+    });
     // Never what keeps the process alive.
     worker.unref();
     // If the worker cannot run, the writer checkpoints as it did before.
     worker.on('error', () => {
+      this.endHold();
       if (this.sqlite.open) this.sqlite.pragma('wal_autocheckpoint = 1000');
     });
-    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    worker.on('message', (m) => {
+      if (m === 'hold') worker.postMessage(this.startHold() ? 'copy' : 'end');
+      else if (m === 'done') worker.postMessage(this.copied() ? 'end' : 'copy');
+    });
+    this.exited = new Promise((resolve) =>
+      worker.once('exit', () => {
+        this.endHold();
+        resolve();
+      }),
+    );
     this.worker = worker;
-    const pageSize = this.sqlite.pragma('page_size', { simple: true }) as number;
     this.sqlite.pragma(`wal_autocheckpoint = ${Math.floor(WAL_KEPT_BYTES / pageSize)}`);
     this.sqlite.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
+  }
+
+  /** Holds the grouped writes for the worker's last copy; false when it cannot lead to a reset now. */
+  private startHold(): boolean {
+    // A transaction of this connection still open (Kysely's span turns) would commit frames during
+    // the hold: no reset could follow.
+    if (!this.opts.holdWrites || this.release || !this.sqlite.open || this.sqlite.inTransaction) return false;
+    this.release = this.opts.holdWrites();
+    this.heldAt = performance.now();
+    this.changesAtCopy = this.totalChanges.get()!;
+    this.holdTimer = setTimeout(() => this.endHold(), HOLD_MAX_MS);
+    return true;
+  }
+
+  /**
+   * The worker's copy is done: true when the hold is over. Writes outside the group commit (Kysely's
+   * statements, on this connection) may have added frames during the copy; while time is left, the
+   * worker copies again rather than leave them (a frame left uncopied means no reset).
+   */
+  private copied(): boolean {
+    if (!this.release) return true; // the hold ran out meanwhile
+    const changes = this.sqlite.open ? this.totalChanges.get()! : this.changesAtCopy;
+    if (changes !== this.changesAtCopy && !this.sqlite.inTransaction && performance.now() - this.heldAt < HOLD_MAX_MS / 2) {
+      this.changesAtCopy = changes;
+      return false;
+    }
+    this.endHold();
+    return true;
+  }
+
+  private endHold(): void {
+    clearTimeout(this.holdTimer);
+    const release = this.release;
+    this.release = undefined;
+    release?.();
   }
 
   /** Stops looking and closes the worker's connection (after a checkpoint in progress). */

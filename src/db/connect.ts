@@ -158,9 +158,9 @@ function openSqlite(opts: StoreOptions): Store {
   // Statement journals (savepoints of grouped jobs, see group-commit.ts) in memory, not in temp files.
   sqlite.pragma('temp_store = MEMORY');
   // Once this connection writes fast, checkpoints move to a worker and the page cache grows (see busy-writer.ts).
-  const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path);
-  const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(sqlite) }) });
   const group = new GroupCommit(sqlite);
+  const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path, { holdWrites: () => group.hold() });
+  const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(sqlite) }) });
   const close = async () => {
     // The worker's connection first: the last connection to close checkpoints and removes the WAL.
     await busy?.close();

@@ -29,6 +29,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export class GroupCommit {
   private queue: Queued[] = [];
   private scheduled = false;
+  private held = false;
   private readonly runFast: (batch: Queued[]) => Outcome[];
   private readonly runSafe: (batch: Queued[]) => Outcome[];
 
@@ -89,7 +90,31 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * Holds the jobs: they queue and wait, the event loop does not, until the returned function is
+   * called (once; later calls do nothing). The busy writer holds them while its worker copies the
+   * WAL's last frames, so that the next write can start the WAL over (busy-writer.ts).
+   */
+  hold(): () => void {
+    this.held = true;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held = false;
+      if (this.queue.length > 0 && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    };
+  }
+
   private flush(): void {
+    // Held: the jobs stay queued; the release schedules the flush.
+    if (this.held) {
+      this.scheduled = false;
+      return;
+    }
     // Kysely's transactions on this same connection span event-loop turns. Writing now would fold
     // our writes into that transaction (better-sqlite3 nests as a savepoint) and a rollback of it
     // would undo a charge already reported: wait until it has ended.

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { GroupCommit } from '../../src/db/group-commit.js';
 import { createAccount } from '../../src/accounts/accounts-repo.js';
 import { getBalance, grant } from '../../src/credits/credits-repo.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -33,5 +35,33 @@ describe('SQLite group commit beside Kysely transactions on the same connection'
     assert.deepEqual(await getBalance(db, accountId), { balance: 60, reserved: 0 });
     const charges = await db.selectFrom('ledger_entries').select(['amount', 'request_id']).where('account_id', '=', accountId).where('kind', '=', 'charge').execute();
     assert.deepEqual(charges, [{ amount: -40, request_id: 'req_g' }]);
+  });
+});
+
+describe('SQLite group commit held', () => {
+  test('held jobs wait while the event loop goes on, then run together on release; a second release does nothing', async () => {
+    const sqlite = new SQLite(':memory:');
+    try {
+      sqlite.exec('create table t (n integer not null)');
+      const group = new GroupCommit(sqlite);
+      const insert = sqlite.prepare('insert into t (n) values (?)');
+      const release = group.hold();
+      let ran = 0;
+      const jobs = [1, 2, 3].map((n) => group.run(() => (ran++, insert.run(n).changes)));
+      // Several turns and a timer go by: the loop is free, the jobs have not run.
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(ran, 0);
+      assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 0);
+      const late = group.run(() => insert.run(4).changes);
+      release();
+      release();
+      assert.deepEqual(await Promise.all([...jobs, late]), [1, 1, 1, 1]);
+      assert.deepEqual(sqlite.prepare('select n from t order by rowid').pluck().all(), [1, 2, 3, 4]);
+      // Not held any more: a job runs at the next turn.
+      assert.equal(await group.run(() => insert.run(5).changes), 1);
+    } finally {
+      sqlite.close();
+    }
   });
 });
