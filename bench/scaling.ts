@@ -205,28 +205,36 @@ The API waits while the crawl writes. In \`npm start\` one process serves reques
 crawl, and SQLite's writes are synchronous: a turn of the event loop that commits the crawl
 workers' pages holds every request that arrived meanwhile. The last three columns are the delay of a
 10 ms timer during the first cycle (Node's \`monitorEventLoopDelay\`): what a request arriving at a
-random moment waits before its turn, on top of its own time. Measured 2026-11-28 over 4,000 accounts,
-in runs one after another (the same host, without the served flags): a median of 27 ms, a 99th
-percentile of 162 to 167 ms and a maximum of 220 to 226 ms. Two causes, both tried:
-- The tail is SQLite's own checkpoint on the writer's thread, which runs when the worker thread's
-  checkpoints have not let the WAL be reset for 256 MiB of writes (README, "Memory and disk of a busy
-  SQLite store"): with it turned off, the 99th percentile fell to 88 ms and the maximum to 114 ms,
-  but the WAL grew to 23 GB (under writes that never pause, a checkpoint that runs beside them never
-  finds a moment to reset it) and the cycle took a third longer. Until 2026-11-28 that checkpoint
-  came every 1 GiB of WAL with a 16 KiB-page store: four times rarer, but up to 508 ms each.
+random moment waits before its turn, on top of its own time. Two causes, both measured:
+- The tail was SQLite's own checkpoint on the writer's thread. Under writes that never pause, the
+  worker thread's checkpoints never leave the moment a WAL reset needs (every frame copied), so the
+  WAL was reset only by that checkpoint, every 256 MiB (all of them, counted over 2,000 accounts),
+  and each run held the event loop for 100 to 300 ms. With it turned off the WAL grew to 23 GB.
+  Since 2026-11-28 15:00 UTC the reset is coordinated with the writer: at 64 MiB of WAL the worker
+  catches up and asks the main thread to hold the group commit's writes (they queue; the event loop
+  goes on) while it copies the last frames, then the next write starts the WAL over (README, "Memory
+  and disk of a busy SQLite store"). Over 4,000 accounts, the builds before and after in turns
+  (ABAB, served flags): median 32 to 33 ms before, 21 to 22 after; 99th percentile 153 to 168 ms
+  before, 68 to 72 after; maximum 211 to 221 ms before, 96 to 99 after; the cycle 76.2 and 77.7 s
+  before, 75.6 and 72.7 after. The table above is the first run after it; the one before had, at
+  10,000 accounts, a median of 34 ms, a 99th percentile of 291 ms and a maximum of 608 ms.
 - The median is the turn's batch: every crawl worker's page (8 of 100 tweets) commits in one
   transaction. At most 2 pages a turn (the others waiting for the next) halved it (27 to 14 ms, the
   99th percentile 162 to 120 ms) but made the cycle a fifth slower (63.7 and 64.7 s to 76.8 and
   81.6 s, ABAB), since every commit writes its pages again: not kept, as it would also take the
   ingest further from its target.
 
-The tail grows with the store: in 2026-11-28's run above, with the served flags, the median stayed
-at 23 to 34 ms while the 99th percentile went from 63 ms at 1,000 accounts to 291 ms at 10,000, the
-maximum from 98 to 608 ms. What would remove both is writing the crawl's tweets somewhere the API's turn does not wait for:
-the checkpoint reset coordinated with the writer (a pause of writes, not of the event loop, while
-the worker's checkpoint catches up), or the tweets written by a thread of their own. Not done. On
-Postgres the crawl's writes go through an asynchronous driver and do not hold the event loop (not
-measured here).
+What is left grows with the store. At 10,000 accounts, in a run with counters added (2026-11-28,
+15:20 UTC, not in the table): 525 holds, lasting a median of 63 ms, 138 ms at the 90th percentile and
+276 ms at most (a hold delays writes, so every charged request, but not the event loop); 492 WAL
+resets, 46 of them still by the writer's own checkpoint, whose turns took 150 to 320 ms: they are the
+maximum in the table. Against a store of 2.5 million tweets the worker's copy falls behind the
+crawl's writes (each tweet dirties a page of each of two indexes; over 2,000 accounts the WAL took
+about 16 KiB of frames a tweet stored), and the WAL reaches 256 MiB before a hold resets it. What
+would remove the rest: the crawl's tweets written by a thread of their own, or fewer pages written a
+tweet. Not done.
+On Postgres the crawl's writes go through an asynchronous driver and do not hold the event loop
+(not measured here).
 
 Peak memory:
 **${named('crawl', 'peakRssMb')}**: at most \`CRAWL_CONCURRENCY\` accounts are in flight and tweets

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { performCrawlTarget } from '../../src/crawl/crawl-job.js';
-import { targetLease } from '../../src/crawl/crawl-repo.js';
+import { finishTarget, targetLease } from '../../src/crawl/crawl-repo.js';
 import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
 import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
 import { callSource } from '../../src/sources/resilience.js';
@@ -86,6 +86,40 @@ for (const backend of backends()) {
       assert.equal(cycle.tweets_ingested, n);
       const t = await db.selectFrom('crawl_targets').select(['attempts', 'status']).where('id', '=', target.id).executeTakeFirstOrThrow();
       assert.deepEqual(t, { attempts: 2, status: 'completed' });
+    });
+
+    test("ending a target: a lost lease's end writes nothing; the holder's ends it, moves the account's position and counts it once", async () => {
+      const db = b.h.deps.store.db;
+      const userId = b.sample.userIds[2]!;
+      await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: userId }] });
+      await drainBulkWork(b.h.deps, { crawl: false });
+      const tick = await crawlTick(b.h.deps);
+      assert.ok(tick.started);
+      const target = await db.selectFrom('crawl_targets').select('id').where('cycle_id', '=', tick.started).where('social_user_id', '=', userId).executeTakeFirstOrThrow();
+      const zombie = (await claimById(db, targetLease, target.id, 'zombie', 1_000))!;
+      const fresh = (await claimById(db, targetLease, target.id, 'fresh', 60_000, Date.now() + 2_000))!;
+      assert.ok(zombie && fresh);
+      const state = () =>
+        Promise.all([
+          db.selectFrom('crawl_targets').select(['status', 'lease_owner', 'completed_at', 'error']).where('id', '=', target.id).executeTakeFirstOrThrow(),
+          db.selectFrom('crawl_accounts').select(['last_crawled_at', 'last_tweet_id', 'last_tweet_at']).where('social_user_id', '=', userId).executeTakeFirstOrThrow(),
+          db.selectFrom('crawl_cycles').select(['accounts_completed', 'accounts_failed']).where('id', '=', tick.started!).executeTakeFirstOrThrow(),
+        ]);
+      const before = await state();
+      const now = '2025-06-01T12:00:00.000Z';
+      const newest = { id: '1790000000000000001', createdAt: '2025-06-01T11:00:00.000Z' };
+      assert.equal(await finishTarget(db, zombie, { status: 'completed', error: null, now, userId, newest }), false);
+      assert.deepEqual(await state(), before, "the zombie's end changed nothing");
+      assert.equal(before[0].status, 'running');
+      assert.equal(await finishTarget(db, fresh, { status: 'completed', error: null, now, userId, newest }), true);
+      const [t, acc, cycle] = await state();
+      assert.deepEqual(t, { status: 'completed', lease_owner: null, completed_at: now, error: null });
+      assert.deepEqual(acc, { last_crawled_at: now, last_tweet_id: newest.id, last_tweet_at: newest.createdAt });
+      assert.deepEqual(cycle, { accounts_completed: before[2].accounts_completed + 1, accounts_failed: before[2].accounts_failed });
+      // Ended once: a second end (a retry after a lost answer) finds no lease and counts nothing.
+      assert.equal(await finishTarget(db, fresh, { status: 'failed', error: 'late', now, userId }), false);
+      assert.deepEqual(await state(), [t, acc, cycle]);
+      await drainBulkWork(b.h.deps);
     });
 
     test('startBackground runs batches, the crawl and exports by itself, and stops cleanly', async () => {
