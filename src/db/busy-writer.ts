@@ -43,7 +43,7 @@ const LOOK_MS = 200;
 const CHECKPOINT_MS = 100;
 /** The WAL's size at which the worker asks for a hold to reset it (a quarter of the backstop). */
 const RESET_BYTES = 64 * 1024 * 1024;
-/** A hold ends after this even if the worker has not answered: writes never wait longer. */
+/** A hold ends after this even if the worker has not answered (a timer: late by at most the turn then running). */
 const HOLD_MAX_MS = 250;
 /** Catch-up passes stop once one finds fewer new frames than this: the hold copies about as many. */
 const CAUGHT_UP_FRAMES = 128;
