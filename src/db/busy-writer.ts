@@ -107,6 +107,7 @@ export class BusyWriter {
   private lastChanges = 0;
   private bulkRows = 0;
   private cacheRaised = false;
+  /** Rows this connection has changed: its writes, seen without reading the WAL. */
   private readonly totalChanges: SQLite.Statement<[], number>;
   /** Lets the grouped writes go while a hold lasts. */
   private release: (() => void) | undefined;
@@ -121,11 +122,10 @@ export class BusyWriter {
     private readonly path: string,
     private readonly opts: BusyWriterOptions = {},
   ) {
-    const totalChanges = sqlite.prepare<[], number>('select total_changes()').pluck();
-    this.totalChanges = totalChanges;
+    this.totalChanges = sqlite.prepare<[], number>('select total_changes()').pluck();
     this.look = setInterval(() => {
       if (!sqlite.open) return;
-      const n = totalChanges.get()!;
+      const n = this.totalChanges.get()!;
       if (!this.worker && n - this.lastChanges >= START_ROWS) this.start();
       this.lastChanges = n;
       if (!this.cacheRaised && this.bulkRows >= START_ROWS) {
