@@ -15,10 +15,12 @@
 //   frames uncopied: the worker copies again while the hold has time, else no reset that time and
 //   the worker asks again at its next look. The hold, not the event loop, is what charges wait
 //   through (a median of 20 ms during a first crawl of 2,000 accounts, 63 ms at 10,000).
-// - The main connection's automatic checkpoint stays as a backstop at 256 MiB of WAL, for when the
+// - The main connection's automatic checkpoint stays as a backstop at 1 GiB of WAL, for when the
 //   holds cannot reset it (another process writing, a long transaction). It runs on the event loop:
 //   before the holds, under a crawl, it fired every 256 MiB and its runs were the longest stalls a
-//   request saw (docs/benchmarks.md, "Scaling"). Without any, the WAL grew to 23 GB.
+//   request saw (docs/benchmarks.md, "Scaling"). At 256 MiB it still fired, 150 to 320 ms a time,
+//   when the worker's copy fell behind a first crawl into a large store; the holds reset the WAL a
+//   little later if let. Without any backstop, the WAL grew to 23 GB.
 //   The WAL file keeps its size after a reset, up to 256 MiB: cutting it back and growing it again
 //   costs the writer block allocations on every frame.
 // - The page cache grows from 2 MB to 64 MB, but only once tweets are ingested in bulk (a crawl):
@@ -31,17 +33,18 @@ import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 
 const CACHE_KIB = 64 * 1024;
-/**
- * The WAL's size kept after a reset, and the size at which the writer checkpoints itself once the
- * worker runs (in frames of the store's page size: 65,536 frames of a 16 KiB store's pages let a
- * crawl's WAL reach 1 GiB).
- */
+/** The WAL's size kept after a reset (journal_size_limit). */
 const WAL_KEPT_BYTES = 256 * 1024 * 1024;
+/**
+ * The WAL's size at which the writer checkpoints itself once the worker runs, counted in bytes: in
+ * frames, a count chosen for 4 KiB pages let a 16 KiB store's WAL reach four times the size.
+ */
+const BACKSTOP_BYTES = 1024 * 1024 * 1024;
 /** Rows changed by this connection within one look (every 200 ms) that switch to the busy settings. */
 const START_ROWS = 2_000;
 const LOOK_MS = 200;
 const CHECKPOINT_MS = 100;
-/** The WAL's size at which the worker asks for a hold to reset it (a quarter of the backstop). */
+/** The WAL's size at which the worker asks for a hold to reset it. */
 const RESET_BYTES = 64 * 1024 * 1024;
 /** A hold ends after this even if the worker has not answered (a timer: late by at most the turn then running). */
 const HOLD_MAX_MS = 250;
@@ -170,7 +173,7 @@ export class BusyWriter {
       }),
     );
     this.worker = worker;
-    this.sqlite.pragma(`wal_autocheckpoint = ${Math.floor(WAL_KEPT_BYTES / pageSize)}`);
+    this.sqlite.pragma(`wal_autocheckpoint = ${Math.floor(BACKSTOP_BYTES / pageSize)}`);
     this.sqlite.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
   }
 

@@ -144,12 +144,14 @@ function openSqlite(opts: StoreOptions): Store {
     chmodSync(path, 0o600);
   }
   const sqlite = new SQLite(path);
-  // 16 KiB pages rather than SQLite's 4 KiB: a crawl's tweets (about 660 bytes of JSON each) land across
-  // three indexes, and with 4 rows a page the trees were deeper and split four times as often. The
-  // crawl's page writer went from 46,500 to 50,000-58,400 tweets/s (2026-11-27); the charged API
-  // call's CPU showed no difference (docs/benchmarks.md). It takes effect only on a new file: an
-  // existing store keeps the page size it was made with.
-  sqlite.pragma('page_size = 16384');
+  // 8 KiB pages rather than SQLite's 4 KiB: a crawl's tweets (about 660 bytes of JSON each) land across
+  // three indexes, and with 4 rows a page the trees are deeper and split more often (the crawl's page
+  // writer into a new store: 69,000 tweets/s with 4 KiB, 79,000 with 8 KiB, 86,000 with 16 KiB). But
+  // in a large store each new tweet dirties a page of its own in the indexes by id and by time, and
+  // each commit writes its dirty pages whole to the WAL: over 10,000 accounts the first crawl took
+  // 139-142 s with 16 KiB pages against 117-121 s with 8 KiB (2026-11-28, docs/benchmarks.md). It
+  // takes effect only on a new file: an existing store keeps the page size it was made with.
+  sqlite.pragma('page_size = 8192');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   // Other processes (the `sdg` command line, a second server) may hold the write lock briefly.

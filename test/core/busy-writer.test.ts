@@ -28,10 +28,10 @@ describe('SQLite busy writer', () => {
         for (let i = 0; i < 5_000; i++) insert.run(accountId, `r${i}`);
       })();
       await sleep(500);
-      // The writer's own checkpoint waits for 256 MiB of WAL whatever the page size: counted as
-      // 65,536 frames it let a new store's WAL (16 KiB pages) reach 1 GiB in a crawl.
-      assert.equal(sqlite.pragma('page_size', { simple: true }), 16_384);
-      assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 16_384, 'the checkpoint worker took over; the backstop is 256 MiB');
+      // The writer's own checkpoint waits for 1 GiB of WAL whatever the page size (counted in frames
+      // chosen for 4 KiB pages, a 16 KiB store's WAL grew four times as large).
+      assert.equal(sqlite.pragma('page_size', { simple: true }), 8_192);
+      assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 131_072, 'the checkpoint worker took over; the backstop is 1 GiB');
       assert.equal(sqlite.pragma('cache_size', { simple: true }), defaultCache, 'ledger writes leave the cache as it was');
 
       const tweets = await demoTweets(3_000);
@@ -85,8 +85,8 @@ describe('SQLite busy writer', () => {
       }
     });
     try {
-      for (let i = 0; i < 200 && sqlite.pragma('wal_autocheckpoint', { simple: true }) !== 16_384; i++) await sleep(50);
-      assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 16_384, 'the checkpoint worker started');
+      for (let i = 0; i < 200 && sqlite.pragma('wal_autocheckpoint', { simple: true }) !== 65_536; i++) await sleep(50);
+      assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 65_536, 'the checkpoint worker started (1 GiB of 16 KiB pages)');
       // No backstop: a reset from now on comes from a hold (without them, none in this test: checked).
       sqlite.pragma('wal_autocheckpoint = 0');
       const before = resets();

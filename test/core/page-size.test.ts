@@ -1,4 +1,4 @@
-// The embedded store's page size (src/db/connect.ts): a new file is made with 16 KiB pages; a store
+// The embedded store's page size (src/db/connect.ts): a new file is made with 8 KiB pages; a store
 // made with SQLite's default 4 KiB pages keeps them, its data intact, and goes on taking writes.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,14 +20,14 @@ const pageSize = (dir: string) => {
   }
 };
 
-test('a new store has 16 KiB pages; an existing 4 KiB store keeps its pages and its rows', async () => {
+test('a new store has 8 KiB pages; an existing 4 KiB store keeps its pages and its rows', async () => {
   const fresh = mkdtempSync(join(tmpdir(), 'sdg-page-'));
   const old = mkdtempSync(join(tmpdir(), 'sdg-page-'));
   try {
     const a = openStore({ dataDir: fresh });
     await migrateToLatest(a);
     await a.close();
-    assert.equal(pageSize(fresh), 16_384);
+    assert.equal(pageSize(fresh), 8_192);
 
     // A store as earlier versions made it: SQLite's default page size.
     const made = new SQLite(join(old, 'gateway.sqlite'));
