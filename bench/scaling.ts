@@ -185,11 +185,20 @@ causes were found; two are fixed:
   seconds, which the charged calls would wait behind. What is left would be a store whose writes are
   sorted by design (log-structured), not done.
   Cycles after the first add recent tweets, which land at the indexes' ends: see the next cycle.
-  Since 2026-11-27 a new store has 16 KiB pages, not 4 KiB (README, "Memory and disk of a busy SQLite
-  store"). Before that the first cycle cost 61, 61 and 80 µs a tweet at 100, 1,000 and 10,000
-  accounts (2026-11-26); in the run above the smaller sizes cost much less, since their trees are
-  shallower and split less often, while at 10,000 accounts, where each tweet dirties pages of its
-  own, the saving is spent writing pages four times larger: the curve is steeper than it was.
+  Page size (README, "Memory and disk of a busy SQLite store"): new stores had SQLite's 4 KiB pages
+  until 2026-11-27, 16 KiB pages until 2026-11-28, and 8 KiB pages since. Before the first change
+  the first cycle cost 61, 61 and 80 µs a tweet at 100, 1,000 and 10,000 accounts (2026-11-26). The
+  16 KiB pages made a small store's bulk writes faster (shallower trees that split less often), but
+  at 10,000 accounts, where each tweet dirties index pages of its own, every commit wrote pages four
+  times larger, and the curve got steeper. Over 10,000 accounts on 2026-11-28 (a fast host, one run
+  after another): 120 and 124 s with 4 KiB pages, 121 to 131 s with 8 KiB, 139 to 142 s with 16 KiB,
+  the kernel's share falling with the page (system time 59 to 60 s, 63 to 66, 74); at 1,000 and
+  3,000 accounts the page size made no difference beyond the host's noise. The crawl page writer
+  into a new store (\`dist/bench/ingest.js\`, 200,000 tweets) went the other way: 60,000 to 69,000
+  tweets/s with 4 KiB, 75,500 to 79,500 with 8 KiB, 71,000 to 86,000 with 16 KiB. 8 KiB is the
+  compromise. The table is the first run with 8 KiB pages and the backstop below at 1 GiB: 47 µs a
+  tweet at 10,000 accounts against 31 at 1,000 (1.5 times), where the last run with 16 KiB pages had
+  94 against 54 (1.7 times) on a slower host.
 
 Next cycle: **${named('crawl', 'nextSeconds')}**. Each account is one window of the last
 \`CRAWL_REFRESH_DAYS\` (2) read again from the source: the interval's new tweets are stored at the indexes'
@@ -216,23 +225,30 @@ random moment waits before its turn, on top of its own time. Two causes, both me
   and disk of a busy SQLite store"). Over 4,000 accounts, the builds before and after in turns
   (ABAB, served flags): median 32 to 33 ms before, 21 to 22 after; 99th percentile 153 to 168 ms
   before, 68 to 72 after; maximum 211 to 221 ms before, 96 to 99 after; the cycle 76.2 and 77.7 s
-  before, 75.6 and 72.7 after. The table above is the first run after it; the one before had, at
-  10,000 accounts, a median of 34 ms, a 99th percentile of 291 ms and a maximum of 608 ms.
+  before, 75.6 and 72.7 after. The first run after it had, at 10,000 accounts, a median of 19 ms, a
+  99th percentile of 129 ms and a maximum of 466 ms; the one before, 34, 291 and 608 ms.
 - The median is the turn's batch: every crawl worker's page (8 of 100 tweets) commits in one
   transaction. At most 2 pages a turn (the others waiting for the next) halved it (27 to 14 ms, the
   99th percentile 162 to 120 ms) but made the cycle a fifth slower (63.7 and 64.7 s to 76.8 and
   81.6 s, ABAB), since every commit writes its pages again: not kept, as it would also take the
   ingest further from its target.
 
-What is left grows with the store. At 10,000 accounts, in a run with counters added (2026-11-28,
-15:20 UTC, not in the table): 525 holds, lasting a median of 63 ms, 138 ms at the 90th percentile and
-276 ms at most (a hold delays writes, so every charged request, but not the event loop); 492 WAL
-resets, 46 of them still by the writer's own checkpoint, whose turns took 150 to 320 ms: they are the
-maximum in the table. Against a store of 2.5 million tweets the worker's copy falls behind the
-crawl's writes (each tweet dirties a page of each of two indexes; over 2,000 accounts the WAL took
-about 16 KiB of frames a tweet stored), and the WAL reaches 256 MiB before a hold resets it. What
-would remove the rest: the crawl's tweets written by a thread of their own, or fewer pages written a
-tweet. Not done.
+- The rest of the tail was still the writer's own checkpoint. At 10,000 accounts with 16 KiB pages,
+  in a run with counters added (2026-11-28, 15:20 UTC): 525 holds, 492 WAL resets, 46 of them by the
+  writer's own checkpoint at 256 MiB, whose turns took 150 to 320 ms. Against a store of 2.5 million
+  tweets the worker's copy falls behind the crawl's writes for a while (each tweet dirties a page of
+  each of two indexes; over 2,000 accounts the WAL took about 16 KiB of frames a tweet stored), and
+  the WAL reached 256 MiB before a hold reset it. With 8 KiB pages it still did, five times over
+  10,000 accounts (turns of 110 to 202 ms; the maximum at 215 to 233 ms in three runs). Since
+  2026-11-28 18:00 UTC that backstop waits for 1 GiB, and the holds reset the WAL before it (the WAL
+  peaked at 278 MiB): the maximum went to 73 to 87 ms in four runs, the 99th percentile stayed at 46
+  to 48 ms. With 16 KiB pages a 1 GiB backstop alone gave 128 ms (turns of 84 to 112 ms as the WAL
+  file grew past the 256 MiB it keeps).
+- What is left: the holds, which delay writes (so every charged request) but not the event loop. At
+  10,000 accounts with 8 KiB pages, counted in a run of their own: 307 holds, a median of 65 ms,
+  141 ms at the 90th percentile, 187 ms at most; at 2,000 accounts 64 holds, 22, 48 and 60 ms. What
+  would remove them: the crawl's tweets written by a thread of their own, or fewer pages written a
+  tweet. Not done.
 On Postgres the crawl's writes go through an asynchronous driver and do not hold the event loop
 (not measured here).
 
@@ -268,7 +284,8 @@ deep in the list costs what the first one costs. The timeline page writes its 10
 tweets table (two secondary indexes), again a logarithmic seek per row. Memory: a page adds what a
 page holds (100 rows), the peak standing 7 to 25 MB above the RSS the seed left behind at every
 size (a seed of 10^7 tweets itself left 147 to 262 MB resident across runs with 4 KiB pages, 151 and
-349 MB in the two processes of the run above with 16 KiB pages, of which the page's peak stood 15 and 7 MB above). Each point is measured after a
+349 MB in the two processes of the page points' run above, made with 16 KiB pages and not
+measured again since new stores have 8 KiB ones, of which the page's peak stood 15 and 7 MB above). Each point is measured after a
 TRUNCATE checkpoint of the seed's WAL: one earlier measurement ran while the checkpoint worker was
 still copying the seed back into the database file (the exports middle page at 10^7 took 6.6 ms,
 then 4.4 ms measured again in the same process, 4.0 once the WAL was truncated). Even so, that page

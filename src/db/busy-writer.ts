@@ -14,7 +14,7 @@
 //   then resets the WAL. A write outside the group commit during the copy (a Kysely statement) leaves
 //   frames uncopied: the worker copies again while the hold has time, else no reset that time and
 //   the worker asks again at its next look. The hold, not the event loop, is what charges wait
-//   through (a median of 20 ms during a first crawl of 2,000 accounts, 63 ms at 10,000).
+//   through (a median of 22 ms during a first crawl of 2,000 accounts, 65 ms at 10,000).
 // - The main connection's automatic checkpoint stays as a backstop at 1 GiB of WAL, for when the
 //   holds cannot reset it (another process writing, a long transaction). It runs on the event loop:
 //   before the holds, under a crawl, it fired every 256 MiB and its runs were the longest stalls a
