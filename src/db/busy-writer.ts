@@ -56,6 +56,8 @@ export interface BusyWriterOptions {
   holdWrites?: () => () => void;
   /** Tests: the WAL's size that asks for a hold (default 64 MiB). */
   resetBytes?: number;
+  /** Tests: the longest hold (default 250 ms). */
+  holdMaxMs?: number;
 }
 
 // Plain CommonJS, so the worker needs no TypeScript loader: open, checkpoint on a timer, close on
@@ -185,7 +187,7 @@ export class BusyWriter {
     this.release = this.opts.holdWrites();
     this.heldAt = performance.now();
     this.changesAtCopy = this.totalChanges.get()!;
-    this.holdTimer = setTimeout(() => this.endHold(), HOLD_MAX_MS);
+    this.holdTimer = setTimeout(() => this.endHold(), this.opts.holdMaxMs ?? HOLD_MAX_MS);
     return true;
   }
 
@@ -197,7 +199,7 @@ export class BusyWriter {
   private copied(): boolean {
     if (!this.release) return true; // the hold ran out meanwhile
     const changes = this.sqlite.open ? this.totalChanges.get()! : this.changesAtCopy;
-    if (changes !== this.changesAtCopy && !this.sqlite.inTransaction && performance.now() - this.heldAt < HOLD_MAX_MS / 2) {
+    if (changes !== this.changesAtCopy && !this.sqlite.inTransaction && performance.now() - this.heldAt < (this.opts.holdMaxMs ?? HOLD_MAX_MS) / 2) {
       this.changesAtCopy = changes;
       return false;
     }

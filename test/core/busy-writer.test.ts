@@ -103,4 +103,72 @@ describe('SQLite busy writer', () => {
     sqlite.close();
     rmSync(dir, { recursive: true, force: true });
   });
+  // What ends a hold when the worker does not (white-box: the worker's messages cannot be made to
+  // stall from outside, so the test starts the hold the way a 'hold' message would).
+  interface Internals {
+    startHold(): boolean;
+    worker: import('node:worker_threads').Worker | undefined;
+  }
+  const walStore = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdg-busy-'));
+    const path = join(dir, 'store.sqlite');
+    const sqlite = new SQLite(path);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.exec('create table t (id integer primary key, v text not null)');
+    return { dir, path, sqlite, group: new GroupCommit(sqlite) };
+  };
+
+  test('a hold the worker never ends lets the grouped writes go when its timer runs out', async () => {
+    const { dir, path, sqlite, group } = walStore();
+    const busy = new BusyWriter(sqlite, path, { holdWrites: () => group.hold(), holdMaxMs: 400 });
+    try {
+      assert.equal((busy as unknown as Internals).startHold(), true);
+      assert.equal((busy as unknown as Internals).startHold(), false, 'one hold at a time');
+      let ran = false;
+      const job = group.run(() => {
+        sqlite.prepare("insert into t (v) values ('x')").run();
+        ran = true;
+      });
+      await sleep(100);
+      assert.equal(ran, false, 'the write waits while the hold lasts');
+      await Promise.race([job, sleep(5_000).then(() => assert.fail('the hold was never released'))]);
+      assert.equal(ran, true);
+      assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 1);
+    } finally {
+      await busy.close();
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a worker that exits during a hold lets the grouped writes go', async () => {
+    const { dir, path, sqlite, group } = walStore();
+    // A timer far beyond the test's own timeout: only the worker's exit can end this hold.
+    const busy = new BusyWriter(sqlite, path, { holdWrites: () => group.hold(), holdMaxMs: 10 * 60_000 });
+    try {
+      const insert = sqlite.prepare("insert into t (v) values ('x')");
+      sqlite.transaction(() => {
+        for (let i = 0; i < 5_000; i++) insert.run();
+      })();
+      const internals = busy as unknown as Internals;
+      for (let i = 0; i < 100 && !internals.worker; i++) await sleep(50);
+      assert.ok(internals.worker, 'the checkpoint worker started');
+      assert.equal(internals.startHold(), true);
+      let ran = false;
+      const job = group.run(() => {
+        insert.run();
+        ran = true;
+      });
+      await sleep(100);
+      assert.equal(ran, false, 'the write waits while the hold lasts');
+      await internals.worker.terminate();
+      await Promise.race([job, sleep(5_000).then(() => assert.fail('the hold was never released'))]);
+      assert.equal(ran, true);
+      assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 5_001);
+    } finally {
+      await busy.close();
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
