@@ -22,6 +22,37 @@ const n = Number(nText);
 const dir = mkdtempSync(join(tmpdir(), `sdg-scaling-${kind}-`));
 const plans = join(dir, 'plans.json');
 
+/**
+ * SCALING_WRITE_EVERY_MS (crawl only): a grouped write due every that many ms while the first cycle
+ * runs, as an API charge's settle would be (an insert into a scratch table, committed through the
+ * store's group commit), each timed from when it was due: what a charged call arriving then waits
+ * for its commit, the event loop's delay included. Open loop, so a slow moment is sampled as often
+ * as a fast one. Off by default: the table does not use it.
+ */
+function groupedWriteProbe(deps: Deps, everyMs: number): { stop(): Promise<Record<string, number>> } {
+  const sqlite = deps.store.sqlite!;
+  sqlite.exec('create table if not exists bench_probe_writes (due real not null)');
+  const insert = sqlite.prepare('insert into bench_probe_writes (due) values (?)');
+  const waits: number[] = [];
+  const pending: Promise<void>[] = [];
+  let due = performance.now();
+  const timer = setInterval(() => {
+    for (const now = performance.now(); due <= now; due += everyMs) {
+      const at = due;
+      pending.push(deps.store.grouped!(() => insert.run(at)).then(() => void waits.push(performance.now() - at)));
+    }
+  }, 1);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(pending);
+      waits.sort((a, b) => a - b);
+      const q = (f: number) => Math.round(waits[Math.min(waits.length - 1, Math.floor(waits.length * f))]! * 10) / 10;
+      return { probeWrites: waits.length, probeWaitP50Ms: q(0.5), probeWaitP90Ms: q(0.9), probeWaitP99Ms: q(0.99), probeWaitMaxMs: q(1) };
+    },
+  };
+}
+
 /** Median of the durations of `count` runs of `fn` (ms). */
 async function median(count: number, fn: (i: number) => Promise<void>): Promise<number> {
   const times: number[] = [];
@@ -104,11 +135,14 @@ async function main(): Promise<Record<string, unknown>> {
         // The first cycle backfills every account; the next, one CRAWL_INTERVAL_HOURS later, is the
         // routine: the interval's new tweets, and the metrics of the last CRAWL_REFRESH_DAYS' tweets.
         loop.enable();
+        const everyMs = Number(process.env.SCALING_WRITE_EVERY_MS ?? 0);
+        const probe = everyMs > 0 && deps.store.sqlite ? groupedWriteProbe(deps, everyMs) : undefined;
         const first = await cycle(1);
+        const probed = (await probe?.stop()) ?? {};
         loop.disable();
         offsetMs += config.crawl.intervalHours * 3_600_000;
         const next = await cycle(2);
-        return { first, next };
+        return { first, next, probed };
       });
       const tweets = Number((await db.selectFrom('tweets').select((eb) => eb.fn.countAll().as('c')).executeTakeFirstOrThrow()).c);
       return {
@@ -127,6 +161,7 @@ async function main(): Promise<Record<string, unknown>> {
         loopP50Ms: Math.round(loop.percentile(50) / 1e4) / 100,
         loopP99Ms: Math.round(loop.percentile(99) / 1e4) / 100,
         loopMaxMs: Math.round(loop.max / 1e4) / 100,
+        ...result.probed,
       };
     }
 

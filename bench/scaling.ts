@@ -244,11 +244,18 @@ random moment waits before its turn, on top of its own time. Two causes, both me
   peaked at 278 MiB): the maximum went to 73 to 87 ms in four runs, the 99th percentile stayed at 46
   to 48 ms. With 16 KiB pages a 1 GiB backstop alone gave 128 ms (turns of 84 to 112 ms as the WAL
   file grew past the 256 MiB it keeps).
-- What is left: the holds, which delay writes (so every charged request) but not the event loop. At
-  10,000 accounts with 8 KiB pages, counted in a run of their own: 307 holds, a median of 65 ms,
-  141 ms at the 90th percentile, 187 ms at most; at 2,000 accounts 64 holds, 22, 48 and 60 ms. What
-  would remove them: the crawl's tweets written by a thread of their own, or fewer pages written a
-  tweet. Not done.
+- What is left: the holds, which delay writes but not the event loop. At 10,000 accounts with 8 KiB
+  pages, counted in a run of their own: 307 holds, a median of 65 ms, 141 ms at the 90th percentile,
+  187 ms at most; at 2,000 accounts 64 holds, 22, 48 and 60 ms. Since 2026-11-28 19:30 UTC a hold
+  first holds only the crawl's pages while the worker copies, and every grouped write (the API's
+  charges) only for the copies of what was written meanwhile: those took 40 ms at the median at
+  10,000 accounts (each copy that finds new frames syncs the database file). With a grouped write
+  due every 2 ms during the first cycle (\`SCALING_WRITE_EVERY_MS=2\`, timed from when each was due,
+  the event loop's delay included), two runs of each build in turns: a median of 26.5 and 27.7 ms,
+  52.6 and 54.8 at the 90th percentile, 94.5 and 96.5 at the 99th, 149 and 153 at most; the build
+  before, whose holds held every write, 32.6 and 31.6, 73.6 and 76.6, 144 and 158, 203 and 234 ms.
+  The cycle took 119.0 and 126.1 s against 126.8 and 123.1. What would remove the rest: the crawl's tweets written
+  by a thread of their own, or fewer pages written a tweet. Not done.
 On Postgres the crawl's writes go through an asynchronous driver and do not hold the event loop
 (not measured here).
 

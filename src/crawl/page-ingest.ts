@@ -54,7 +54,8 @@ export class SqlitePageIngest implements CrawlPageIngest {
         }
         return counts;
       },
-      { rerunnable: true },
+      // Bulk: a WAL reset's long copy holds the crawl's pages, not the calls' charges (busy-writer.ts).
+      { rerunnable: true, bulk: true },
     );
   }
 }

@@ -9,12 +9,17 @@
 // - The WAL is reset in step with the writer. A reset (the next write starts the WAL file over) needs
 //   a moment where every committed frame is copied, and a crawl's writes never leave one: each
 //   checkpoint ends behind the commits made while it ran. So once the WAL holds 64 MiB, the worker
-//   catches up and asks the main thread to hold the group commit's writes (jobs wait in the queue;
-//   the event loop goes on) while it copies the last frames, at most 250 ms; the next grouped write
-//   then resets the WAL. A write outside the group commit during the copy (a Kysely statement) leaves
-//   frames uncopied: the worker copies again while the hold has time, else no reset that time and
-//   the worker asks again at its next look. The hold, not the event loop, is what charges wait
-//   through (a median of 22 ms during a first crawl of 2,000 accounts, 65 ms at 10,000).
+//   catches up and asks the main thread to hold the group commit's bulk writes (the crawl's pages
+//   wait in the queue; the event loop and the calls' charges go on) while it copies, then every
+//   grouped write (the charges too) while it copies the few frames written meanwhile, at most 250 ms
+//   in all; the next grouped write then resets the WAL. A write outside the group commit during the
+//   copy (a Kysely statement) leaves frames uncopied: the worker copies again while the hold has
+//   time, else no reset that time and the worker asks again at its next look. Charges wait through
+//   the last copies only, not the first and longest: in a large store these still take 40 ms at the
+//   median (over 10,000 accounts; a copy that finds new frames syncs the database file), against 62
+//   for the whole hold. Grouped writes due every 2 ms during a first crawl of 10,000 accounts waited
+//   26.5 to 27.7 ms at the median and 94.5 to 96.5 at the 99th percentile, against 31.6 to 32.6 and
+//   144 to 158 ms when a hold held every write (docs/benchmarks.md, "Scaling").
 // - The main connection's automatic checkpoint stays as a backstop at 1 GiB of WAL, for when the
 //   holds cannot reset it (another process writing, a long transaction). It runs on the event loop:
 //   before the holds, under a crawl, it fired every 256 MiB and its runs were the longest stalls a
@@ -31,6 +36,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import type { HoldScope } from './group-commit.js';
 
 const CACHE_KIB = 64 * 1024;
 /** The WAL's size kept after a reset (journal_size_limit). */
@@ -52,8 +58,8 @@ const HOLD_MAX_MS = 250;
 const CAUGHT_UP_FRAMES = 128;
 
 export interface BusyWriterOptions {
-  /** Holds the store's grouped writes; the returned function lets them go (GroupCommit.hold). */
-  holdWrites?: () => () => void;
+  /** Holds the store's grouped writes, all or the bulk ones; the returned function lets them go (GroupCommit.hold). */
+  holdWrites?: (scope: HoldScope) => () => void;
   /** Tests: the WAL's size that asks for a hold (default 64 MiB). */
   resetBytes?: number;
   /** Tests: the longest hold (default 250 ms). */
@@ -114,8 +120,10 @@ export class BusyWriter {
   private cacheRaised = false;
   /** Rows this connection has changed: its writes, seen without reading the WAL. */
   private readonly totalChanges: SQLite.Statement<[], number>;
-  /** Lets the grouped writes go while a hold lasts. */
+  /** Lets the bulk writes go while a hold lasts. */
   private release: (() => void) | undefined;
+  /** Lets the other grouped writes go, once the hold covers them too (its last copies). */
+  private releaseAll: (() => void) | undefined;
   private holdTimer: NodeJS.Timeout | undefined;
   private heldAt = 0;
   /** This connection's changed rows when the worker's copy began: more at its end means frames it missed. */
@@ -179,25 +187,38 @@ export class BusyWriter {
     this.sqlite.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
   }
 
-  /** Holds the grouped writes for the worker's last copy; false when it cannot lead to a reset now. */
+  /**
+   * Holds the bulk writes (the crawl's pages) for the worker's copy; false when it cannot lead to a
+   * reset now. The other grouped writes (the calls' charges) go on meanwhile: they add few frames,
+   * which the copies after it take with every write held (copied()).
+   */
   private startHold(): boolean {
     // A transaction of this connection still open (Kysely's span turns) would commit frames during
     // the hold: no reset could follow.
     if (!this.opts.holdWrites || this.release || !this.sqlite.open || this.sqlite.inTransaction) return false;
-    this.release = this.opts.holdWrites();
+    this.release = this.opts.holdWrites('bulk');
     this.heldAt = performance.now();
-    this.changesAtCopy = this.totalChanges.get()!;
     this.holdTimer = setTimeout(() => this.endHold(), this.opts.holdMaxMs ?? HOLD_MAX_MS);
     return true;
   }
 
   /**
-   * The worker's copy is done: true when the hold is over. Writes outside the group commit (Kysely's
-   * statements, on this connection) may have added frames during the copy; while time is left, the
-   * worker copies again rather than leave them (a frame left uncopied means no reset).
+   * The worker's copy is done: true when the hold is over. After the first copy every grouped write
+   * is held and the worker copies what the others wrote meanwhile. Writes outside the group commit
+   * (Kysely's statements, on this connection) may also have added frames during a copy; while time
+   * is left, the worker copies again rather than leave them (a frame left uncopied means no reset).
    */
   private copied(): boolean {
     if (!this.release) return true; // the hold ran out meanwhile
+    if (!this.releaseAll) {
+      if (!this.sqlite.open || this.sqlite.inTransaction) {
+        this.endHold();
+        return true;
+      }
+      this.releaseAll = this.opts.holdWrites!('all');
+      this.changesAtCopy = this.totalChanges.get()!;
+      return false;
+    }
     const changes = this.sqlite.open ? this.totalChanges.get()! : this.changesAtCopy;
     if (changes !== this.changesAtCopy && !this.sqlite.inTransaction && performance.now() - this.heldAt < (this.opts.holdMaxMs ?? HOLD_MAX_MS) / 2) {
       this.changesAtCopy = changes;
@@ -210,7 +231,10 @@ export class BusyWriter {
   private endHold(): void {
     clearTimeout(this.holdTimer);
     const release = this.release;
+    const releaseAll = this.releaseAll;
     this.release = undefined;
+    this.releaseAll = undefined;
+    releaseAll?.();
     release?.();
   }
 

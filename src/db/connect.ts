@@ -161,7 +161,7 @@ function openSqlite(opts: StoreOptions): Store {
   sqlite.pragma('temp_store = MEMORY');
   // Once this connection writes fast, checkpoints move to a worker and the page cache grows (see busy-writer.ts).
   const group = new GroupCommit(sqlite);
-  const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path, { holdWrites: () => group.hold() });
+  const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path, { holdWrites: (scope) => group.hold(scope) });
   const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(sqlite) }) });
   const close = async () => {
     // The worker's connection first: the last connection to close checkpoints and removes the WAL.

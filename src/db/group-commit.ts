@@ -15,11 +15,20 @@ import type SQLite from 'better-sqlite3';
 export interface GroupOptions {
   /** The job has no effect but its statements on this connection: it may run twice after a rollback. */
   rerunnable?: boolean;
+  /**
+   * A background bulk write (a crawl's page of tweets): what a hold of the bulk writes keeps waiting
+   * while the other jobs (the calls' charges) go on. See hold().
+   */
+  bulk?: boolean;
 }
+
+/** What a hold keeps waiting: every job, or only the bulk ones. */
+export type HoldScope = 'all' | 'bulk';
 
 interface Queued {
   job: () => unknown;
   rerunnable: boolean;
+  bulk: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -29,7 +38,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export class GroupCommit {
   private queue: Queued[] = [];
   private scheduled = false;
-  private held = false;
+  /** Holds in force, by scope. */
+  private readonly holds = { all: 0, bulk: 0 };
   private readonly runFast: (batch: Queued[]) => Outcome[];
   private readonly runSafe: (batch: Queued[]) => Outcome[];
 
@@ -82,7 +92,7 @@ export class GroupCommit {
 
   run<T>(job: () => T, opts: GroupOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ job, rerunnable: opts.rerunnable === true, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ job, rerunnable: opts.rerunnable === true, bulk: opts.bulk === true, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -91,17 +101,19 @@ export class GroupCommit {
   }
 
   /**
-   * Holds the jobs: they queue and wait, the event loop does not, until the returned function is
-   * called (once; later calls do nothing). The busy writer holds them while its worker copies the
-   * WAL's last frames, so that the next write can start the WAL over (busy-writer.ts).
+   * Holds the jobs (`all`) or only the bulk ones (`bulk`): they queue and wait, the event loop and
+   * the other jobs do not, until the returned function is called (once; later calls do nothing).
+   * The busy writer holds them while its worker copies the WAL's last frames, so that the next write
+   * can start the WAL over (busy-writer.ts): the bulk writes for the long copy, all of them only for
+   * the short one that follows.
    */
-  hold(): () => void {
-    this.held = true;
+  hold(scope: HoldScope = 'all'): () => void {
+    this.holds[scope]++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.held = false;
+      this.holds[scope]--;
       if (this.queue.length > 0 && !this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -111,7 +123,7 @@ export class GroupCommit {
 
   private flush(): void {
     // Held: the jobs stay queued; the release schedules the flush.
-    if (this.held) {
+    if (this.holds.all > 0) {
       this.scheduled = false;
       return;
     }
@@ -122,9 +134,16 @@ export class GroupCommit {
       setImmediate(() => this.flush());
       return;
     }
-    const batch = this.queue;
-    this.queue = [];
     this.scheduled = false;
+    let batch = this.queue;
+    if (this.holds.bulk > 0) {
+      // The bulk jobs stay queued, in their order; a job queued later schedules the next flush.
+      batch = this.queue.filter((q) => !q.bulk);
+      if (batch.length === 0) return;
+      this.queue = this.queue.filter((q) => q.bulk);
+    } else {
+      this.queue = [];
+    }
     let results;
     try {
       results = this.runFast(batch);

@@ -64,4 +64,35 @@ describe('SQLite group commit held', () => {
       sqlite.close();
     }
   });
+  test('a hold of the bulk jobs lets the others run; an all hold on top stops them; the bulk ones run in order on release', async () => {
+    const sqlite = new SQLite(':memory:');
+    try {
+      sqlite.exec('create table t (n integer not null)');
+      const group = new GroupCommit(sqlite);
+      const insert = sqlite.prepare('insert into t (n) values (?)');
+      const turns = async () => {
+        for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      };
+      const releaseBulk = group.hold('bulk');
+      const bulk = [1, 2].map((n) => group.run(() => insert.run(n).changes, { bulk: true, rerunnable: true }));
+      // The others are not held: one queued after the bulk jobs runs before them.
+      assert.equal(await group.run(() => insert.run(10).changes), 1);
+      await turns();
+      assert.deepEqual(sqlite.prepare('select n from t order by rowid').pluck().all(), [10]);
+      const releaseAll = group.hold('all');
+      const other = group.run(() => insert.run(11).changes);
+      const bulk3 = group.run(() => insert.run(3).changes, { bulk: true });
+      await turns();
+      assert.deepEqual(sqlite.prepare('select n from t order by rowid').pluck().all(), [10], 'the all hold stops every job');
+      releaseAll();
+      assert.equal(await other, 1);
+      await turns();
+      assert.deepEqual(sqlite.prepare('select n from t order by rowid').pluck().all(), [10, 11], 'the bulk hold still stands');
+      releaseBulk();
+      assert.deepEqual(await Promise.all([...bulk, bulk3]), [1, 1, 1]);
+      assert.deepEqual(sqlite.prepare('select n from t order by rowid').pluck().all(), [10, 11, 1, 2, 3]);
+    } finally {
+      sqlite.close();
+    }
+  });
 });
