@@ -123,6 +123,21 @@ describe('SQLite busy writer', () => {
     sqlite.exec('create table t (id integer primary key, v text not null)');
     return { dir, path, sqlite, group: new GroupCommit(sqlite) };
   };
+  /** Queues a bulk job that runs `write`; `released()` waits for it to have run (failing after 5 s). */
+  const bulkJob = (group: GroupCommit, write: () => void) => {
+    let ran = false;
+    const job = group.run(
+      () => {
+        write();
+        ran = true;
+      },
+      { bulk: true },
+    );
+    return {
+      ran: () => ran,
+      released: () => Promise.race([job, sleep(5_000).then(() => assert.fail('the hold was never released'))]),
+    };
+  };
 
   test('a hold the worker never ends lets the grouped writes go when its timer runs out', async () => {
     const { dir, path, sqlite, group } = walStore();
@@ -130,20 +145,13 @@ describe('SQLite busy writer', () => {
     try {
       assert.equal((busy as unknown as Internals).startHold(), true);
       assert.equal((busy as unknown as Internals).startHold(), false, 'one hold at a time');
-      let ran = false;
-      const job = group.run(
-        () => {
-          sqlite.prepare("insert into t (v) values ('x')").run();
-          ran = true;
-        },
-        { bulk: true },
-      );
+      const job = bulkJob(group, () => sqlite.prepare("insert into t (v) values ('x')").run());
       // The hold starts with the bulk writes only: the others go on.
       await group.run(() => sqlite.prepare("insert into t (v) values ('charge')").run());
       await sleep(100);
-      assert.equal(ran, false, 'the bulk write waits while the hold lasts');
-      await Promise.race([job, sleep(5_000).then(() => assert.fail('the hold was never released'))]);
-      assert.equal(ran, true);
+      assert.equal(job.ran(), false, 'the bulk write waits while the hold lasts');
+      await job.released();
+      assert.equal(job.ran(), true);
       assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 2);
     } finally {
       await busy.close();
@@ -165,19 +173,12 @@ describe('SQLite busy writer', () => {
       for (let i = 0; i < 100 && !internals.worker; i++) await sleep(50);
       assert.ok(internals.worker, 'the checkpoint worker started');
       assert.equal(internals.startHold(), true);
-      let ran = false;
-      const job = group.run(
-        () => {
-          insert.run();
-          ran = true;
-        },
-        { bulk: true },
-      );
+      const job = bulkJob(group, () => insert.run());
       await sleep(100);
-      assert.equal(ran, false, 'the bulk write waits while the hold lasts');
+      assert.equal(job.ran(), false, 'the bulk write waits while the hold lasts');
       await internals.worker.terminate();
-      await Promise.race([job, sleep(5_000).then(() => assert.fail('the hold was never released'))]);
-      assert.equal(ran, true);
+      await job.released();
+      assert.equal(job.ran(), true);
       assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 5_001);
     } finally {
       await busy.close();

@@ -39,17 +39,24 @@ describe('SQLite group commit beside Kysely transactions on the same connection'
 });
 
 describe('SQLite group commit held', () => {
-  test('held jobs wait while the event loop goes on, then run together on release; a second release does nothing', async () => {
+  // A table of numbers in memory, the group commit on it, and its insert.
+  const numbers = () => {
     const sqlite = new SQLite(':memory:');
+    sqlite.exec('create table t (n integer not null)');
+    return { sqlite, group: new GroupCommit(sqlite), insert: sqlite.prepare('insert into t (n) values (?)') };
+  };
+  const turns = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  test('held jobs wait while the event loop goes on, then run together on release; a second release does nothing', async () => {
+    const { sqlite, group, insert } = numbers();
     try {
-      sqlite.exec('create table t (n integer not null)');
-      const group = new GroupCommit(sqlite);
-      const insert = sqlite.prepare('insert into t (n) values (?)');
       const release = group.hold();
       let ran = 0;
       const jobs = [1, 2, 3].map((n) => group.run(() => (ran++, insert.run(n).changes)));
       // Several turns and a timer go by: the loop is free, the jobs have not run.
-      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      await turns();
       await new Promise((r) => setTimeout(r, 20));
       assert.equal(ran, 0);
       assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 0);
@@ -65,14 +72,8 @@ describe('SQLite group commit held', () => {
     }
   });
   test('a hold of the bulk jobs lets the others run; an all hold on top stops them; the bulk ones run in order on release', async () => {
-    const sqlite = new SQLite(':memory:');
+    const { sqlite, group, insert } = numbers();
     try {
-      sqlite.exec('create table t (n integer not null)');
-      const group = new GroupCommit(sqlite);
-      const insert = sqlite.prepare('insert into t (n) values (?)');
-      const turns = async () => {
-        for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-      };
       const releaseBulk = group.hold('bulk');
       const bulk = [1, 2].map((n) => group.run(() => insert.run(n).changes, { bulk: true, rerunnable: true }));
       // The others are not held: one queued after the bulk jobs runs before them.
