@@ -125,6 +125,7 @@ export class BusyWriter {
   /** Lets the other grouped writes go, once the hold covers them too (its last copies). */
   private releaseAll: (() => void) | undefined;
   private holdTimer: NodeJS.Timeout | undefined;
+  private readonly holdMaxMs: number;
   private heldAt = 0;
   /** This connection's changed rows when the worker's copy began: more at its end means frames it missed. */
   private changesAtCopy = 0;
@@ -136,6 +137,7 @@ export class BusyWriter {
     private readonly opts: BusyWriterOptions = {},
   ) {
     this.totalChanges = sqlite.prepare<[], number>('select total_changes()').pluck();
+    this.holdMaxMs = opts.holdMaxMs ?? HOLD_MAX_MS;
     this.look = setInterval(() => {
       if (!sqlite.open) return;
       const n = this.totalChanges.get()!;
@@ -198,7 +200,7 @@ export class BusyWriter {
     if (!this.opts.holdWrites || this.release || !this.sqlite.open || this.sqlite.inTransaction) return false;
     this.release = this.opts.holdWrites('bulk');
     this.heldAt = performance.now();
-    this.holdTimer = setTimeout(() => this.endHold(), this.opts.holdMaxMs ?? HOLD_MAX_MS);
+    this.holdTimer = setTimeout(() => this.endHold(), this.holdMaxMs);
     return true;
   }
 
@@ -220,7 +222,7 @@ export class BusyWriter {
       return false;
     }
     const changes = this.sqlite.open ? this.totalChanges.get()! : this.changesAtCopy;
-    if (changes !== this.changesAtCopy && !this.sqlite.inTransaction && performance.now() - this.heldAt < (this.opts.holdMaxMs ?? HOLD_MAX_MS) / 2) {
+    if (changes !== this.changesAtCopy && !this.sqlite.inTransaction && performance.now() - this.heldAt < this.holdMaxMs / 2) {
       this.changesAtCopy = changes;
       return false;
     }
