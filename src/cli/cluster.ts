@@ -47,7 +47,7 @@ export async function runPrimary(config: Config, opts: { logStream?: Destination
   const log = appLogger(config.logLevel, opts.logStream);
   // Once, before any worker opens the store: a failing migration stops the start with its message
   // instead of N workers each failing (concurrent runs would be safe too: Kysely locks on Postgres).
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 1 });
   try {
     await migrateToLatest(store);
   } finally {

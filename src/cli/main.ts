@@ -24,7 +24,7 @@ import { demoSample } from '../sources/demo/sample.js';
 
 async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 2 });
   try {
     await migrateToLatest(store);
     return await fn(store, config);
@@ -70,7 +70,7 @@ program
     const config = loadConfig();
     const known = migrationNames();
     if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
-    const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 1 });
     try {
       const results = o.to === undefined ? await migrateToLatest(store) : await migrateTo(store, o.to).catch((err: unknown) => {
         throw err instanceof MigrationOneWayError ? new CliError(err.message) : err;
@@ -103,7 +103,7 @@ program
       throw new CliError(`Cannot write ${target}: its directory ${dirname(target)} ${why}.`);
     }
     // Not migrated first: a backup taken before an upgrade must hold the schema as it was.
-    const store = openStore({ dataDir: config.dataDir });
+    const store = openStore({ dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize });
     try {
       const r = await backupSqlite(store.sqlite!, target);
       print(!!o.json, r, `backed up ${r.pages} pages (${r.bytes} bytes) to ${r.file}`);

@@ -26,6 +26,14 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
     if (reachable) app.log.info('Redis is reachable again: rate limits are shared between processes again');
     else app.log.warn({ err }, 'Redis cannot be reached: each process limits calls on its own until it is back');
   });
+  const pageSize = deps.store.sqlitePageSize;
+  if (config.sqlitePageSize !== undefined && pageSize !== undefined && pageSize !== config.sqlitePageSize) {
+    // Told, not refused: the store works as it is, and changing its pages rewrites the whole file.
+    app.log.warn(
+      { pageSize, configured: config.sqlitePageSize },
+      `SQLITE_PAGE_SIZE=${config.sqlitePageSize} applies to a new store: this one keeps its ${pageSize}-byte pages (README, "Memory and disk of a busy SQLite store", says how to convert it)`,
+    );
+  }
   deps.store.onConnectionLost?.((err) => app.log.warn({ err }, 'a Postgres connection was lost while idle; the next query opens another'));
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {

@@ -12,6 +12,11 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * SQLITE_PAGE_SIZE: the page size a new embedded store is made with (bytes; undefined: the store's
+   * default, see db/connect.ts). An existing store keeps its own.
+   */
+  sqlitePageSize: number | undefined;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -129,6 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: str(env, 'HOST', '127.0.0.1'),
     port: num(env, 'PORT', 8080, { min: 0, max: 65535, integer: true }),
     dataDir,
+    sqlitePageSize: sqlitePageSize(env),
     databaseUrl,
     redisUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -205,6 +211,13 @@ export function loadConfig(env: Env = process.env): Config {
     wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
   };
+}
+
+const PAGE_SIZES = ['4096', '8192', '16384', '32768', '65536'] as const;
+
+function sqlitePageSize(env: Env): number | undefined {
+  const v = optStr(env, 'SQLITE_PAGE_SIZE');
+  return v === undefined ? undefined : Number(oneOf(env, 'SQLITE_PAGE_SIZE', PAGE_SIZES, '8192'));
 }
 
 function workerCount(env: Env, roles: Role[], databaseUrl: string | undefined, redisUrl: string | undefined): number {

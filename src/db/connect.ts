@@ -33,6 +33,8 @@ export interface Store {
    * terminated by an administrator or a timeout). The pool drops it and the next query opens another.
    */
   onConnectionLost?: (handler: (err: Error) => void) => void;
+  /** SQLite: the file's page size (a new file's is StoreOptions.sqlitePageSize; an existing one keeps its own). */
+  sqlitePageSize?: number;
   /** SQLite: tells the store that `rows` rows of a bulk ingest were written (see busy-writer.ts). */
   noteBulkRows?: (rows: number) => void;
   /** Reports an outage of this store once, with its cause and its end (storage-outage.ts); absent on test fakes. */
@@ -57,8 +59,13 @@ export interface StoreOptions {
   dataDir: string;
   /** SQLite file name inside dataDir, or ':memory:'. */
   sqliteFile?: string;
+  /** SQLite: the page size of a new file (SQLITE_PAGE_SIZE); default DEFAULT_SQLITE_PAGE_SIZE. */
+  sqlitePageSize?: number | undefined;
   poolSize?: number;
 }
+
+/** The page size of a new embedded store (see openSqlite for why). */
+export const DEFAULT_SQLITE_PAGE_SIZE = 8_192;
 
 export function openStore(opts: StoreOptions): Store {
   const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize) : openSqlite(opts);
@@ -150,9 +157,11 @@ function openSqlite(opts: StoreOptions): Store {
   // in a large store each new tweet dirties a page of its own in the indexes by id and by time, and
   // each commit writes its dirty pages whole to the WAL: over 10,000 accounts the first crawl took
   // 139-142 s with 16 KiB pages against 117-121 s with 8 KiB (2026-11-28, docs/benchmarks.md). It
-  // takes effect only on a new file: an existing store keeps the page size it was made with.
-  sqlite.pragma('page_size = 8192');
+  // takes effect only on a new file: an existing store keeps the page size it was made with. The
+  // operator may choose another (SQLITE_PAGE_SIZE, validated in config.ts) for a store's expected use.
+  sqlite.pragma(`page_size = ${opts.sqlitePageSize ?? DEFAULT_SQLITE_PAGE_SIZE}`);
   sqlite.pragma('journal_mode = WAL');
+  const sqlitePageSize = sqlite.pragma('page_size', { simple: true }) as number;
   sqlite.pragma('synchronous = NORMAL');
   // Other processes (the `sdg` command line, a second server) may hold the write lock briefly.
   sqlite.pragma('busy_timeout = 5000');
@@ -168,7 +177,7 @@ function openSqlite(opts: StoreOptions): Store {
     await busy?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', sqlite, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
+  return { db, dialect: 'sqlite', sqlite, sqlitePageSize, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
 }
 
 /**

@@ -18,6 +18,9 @@ describe('configuration', () => {
     assert.equal(c.costs.getCrawlStatus, 0);
     assert.deepEqual(c.roles, ['api', 'worker', 'scheduler']);
     assert.equal(c.crawl.intervalHours, 6);
+    // Unset: the store's own default (db/connect.ts), not a value that would look chosen.
+    assert.equal(c.sqlitePageSize, undefined);
+    assert.equal(loadConfig({ SQLITE_PAGE_SIZE: '16384' }).sqlitePageSize, 16_384);
   });
 
   const bad: Array<[Record<string, string>, RegExp]> = [
@@ -36,6 +39,8 @@ describe('configuration', () => {
     [{ SECRET: 'short' }, /SECRET/],
     [{ DEFAULT_PLAN: 'gold' }, /DEFAULT_PLAN/],
     [{ PLANS_FILE: '/nonexistent/plans.json' }, /PLANS_FILE/],
+    [{ SQLITE_PAGE_SIZE: '5000' }, /SQLITE_PAGE_SIZE must be one of 4096, 8192, 16384, 32768, 65536/],
+    [{ SQLITE_PAGE_SIZE: '1024' }, /SQLITE_PAGE_SIZE/],
   ];
   for (const [env, re] of bad) {
     test(`rejects ${JSON.stringify(env)} naming the variable`, () => {
