@@ -124,7 +124,7 @@ const named = (kind: string, y: string) => growth(pts(kind, y));
 function pageRoundsText(): string {
   const rounds = new Set(['timeline', 'usage', 'exports'].flatMap((k) => results[k]!.map((r) => r.rounds ?? 1)));
   const n = Math.min(...rounds);
-  return rounds.size === 1 && n > 1 ? `each page point is the lowest median of ${n} such processes` : rounds.size === 1 ? 'each page point is one such process' : `each page point is the lowest median of 1 to ${Math.max(...rounds)} such processes`;
+  return rounds.size === 1 && n > 1 ? `each page point is the lowest median of ${n} such processes` : rounds.size === 1 ? 'each page point is one such process' : `each page point is the lowest median of ${n} to ${Math.max(...rounds)} such processes`;
 }
 
 const section = `<!-- scaling:start -->
@@ -291,8 +291,8 @@ deep in the list costs what the first one costs. The timeline page writes its 10
 tweets table (two secondary indexes), again a logarithmic seek per row. Memory: a page adds what a
 page holds (100 rows), the peak standing 7 to 25 MB above the RSS the seed left behind at every
 size (a seed of 10^7 tweets itself left 147 to 262 MB resident across runs with 4 KiB pages, 151 and
-349 MB in the two processes of the page points' run above, made with 16 KiB pages and not
-measured again since new stores have 8 KiB ones, of which the page's peak stood 15 and 7 MB above). Each point is measured after a
+349 MB in two processes with 16 KiB pages on 2026-11-27, 331 and 335 MB with 8 KiB pages on
+2026-11-28, the page's peak 11 and 12 MB above). Each point is measured after a
 TRUNCATE checkpoint of the seed's WAL: one earlier measurement ran while the checkpoint worker was
 still copying the seed back into the database file (the exports middle page at 10^7 took 6.6 ms,
 then 4.4 ms measured again in the same process, 4.0 once the WAL was truncated). Even so, that page
@@ -306,7 +306,14 @@ requests of each page first. With that warm-up, in the run of that evening, the 
 10^7 still read 2.16 and 2.17 ms in its two processes against 1.61 and 2.22 at 10^6: no larger than
 one point's spread between processes, but not gone, and what is left is not found. On that day's host the median of one point moved by up
 to two-fold between runs (the timeline page at 10^6: from 11.9 to 24.5 ms in eight runs, six of
-them between 11.9 and 14.5).
+them between 11.9 and 14.5). The page points of 2026-11-28 (the first with 8 KiB pages) ran on a
+host two to three times slower than the crawl's above (\`gzip -6\` of the 10^6 export: 14.3 s against
+8.95 s on 2026-11-27) and noisier: the four processes of one point spread up to two-fold (the usage
+first page at 10^5: 2.1 to 3.7 ms; the exports first page at 10^7: 2.0 to 3.8), which is the size of
+the slopes named above. In three pairs of processes taking turns, the usage page read 2.2, 4.0 and
+2.7 ms at 10^5 against 3.9, 4.1 and 3.6 at 10^7 (first page; middle 2.9, 4.5, 2.8 against 3.6,
+4.1, 3.9): perhaps up to a millisecond more at 10^7, not resolved from that noise. On 2026-11-27,
+with 16 KiB pages on a quieter host, the usage and exports pages read 1.3 to 1.8 ms at every size.
 
 ![pages](scaling-pages.png)
 
