@@ -115,13 +115,22 @@ describe('SQLite busy writer', () => {
     startHold(): boolean;
     worker: import('node:worker_threads').Worker | undefined;
   }
-  const walStore = () => {
+  /** A WAL store with its group commit and a busy writer holding at most `holdMaxMs`; removed after `fn`. */
+  const withHeldStore = async (holdMaxMs: number, fn: (s: { sqlite: SQLite.Database; group: GroupCommit; internals: Internals }) => Promise<void>) => {
     const dir = mkdtempSync(join(tmpdir(), 'sdg-busy-'));
     const path = join(dir, 'store.sqlite');
     const sqlite = new SQLite(path);
     sqlite.pragma('journal_mode = WAL');
     sqlite.exec('create table t (id integer primary key, v text not null)');
-    return { dir, path, sqlite, group: new GroupCommit(sqlite) };
+    const group = new GroupCommit(sqlite);
+    const busy = new BusyWriter(sqlite, path, { holdWrites: (scope) => group.hold(scope), holdMaxMs });
+    try {
+      await fn({ sqlite, group, internals: busy as unknown as Internals });
+    } finally {
+      await busy.close();
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
   /** Queues a bulk job that runs `write`; `released()` waits for it to have run (failing after 5 s). */
   const bulkJob = (group: GroupCommit, write: () => void) => {
@@ -140,11 +149,9 @@ describe('SQLite busy writer', () => {
   };
 
   test('a hold the worker never ends lets the grouped writes go when its timer runs out', async () => {
-    const { dir, path, sqlite, group } = walStore();
-    const busy = new BusyWriter(sqlite, path, { holdWrites: (scope) => group.hold(scope), holdMaxMs: 400 });
-    try {
-      assert.equal((busy as unknown as Internals).startHold(), true);
-      assert.equal((busy as unknown as Internals).startHold(), false, 'one hold at a time');
+    await withHeldStore(400, async ({ sqlite, group, internals }) => {
+      assert.equal(internals.startHold(), true);
+      assert.equal(internals.startHold(), false, 'one hold at a time');
       const job = bulkJob(group, () => sqlite.prepare("insert into t (v) values ('x')").run());
       // The hold starts with the bulk writes only: the others go on.
       await group.run(() => sqlite.prepare("insert into t (v) values ('charge')").run());
@@ -153,23 +160,16 @@ describe('SQLite busy writer', () => {
       await job.released();
       assert.equal(job.ran(), true);
       assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 2);
-    } finally {
-      await busy.close();
-      sqlite.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a worker that exits during a hold lets the grouped writes go', async () => {
-    const { dir, path, sqlite, group } = walStore();
     // A timer far beyond the test's own timeout: only the worker's exit can end this hold.
-    const busy = new BusyWriter(sqlite, path, { holdWrites: (scope) => group.hold(scope), holdMaxMs: 10 * 60_000 });
-    try {
+    await withHeldStore(10 * 60_000, async ({ sqlite, group, internals }) => {
       const insert = sqlite.prepare("insert into t (v) values ('x')");
       sqlite.transaction(() => {
         for (let i = 0; i < 5_000; i++) insert.run();
       })();
-      const internals = busy as unknown as Internals;
       for (let i = 0; i < 100 && !internals.worker; i++) await sleep(50);
       assert.ok(internals.worker, 'the checkpoint worker started');
       assert.equal(internals.startHold(), true);
@@ -180,10 +180,6 @@ describe('SQLite busy writer', () => {
       await job.released();
       assert.equal(job.ran(), true);
       assert.equal(sqlite.prepare('select count(*) from t').pluck().get(), 5_001);
-    } finally {
-      await busy.close();
-      sqlite.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
