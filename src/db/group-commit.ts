@@ -35,15 +35,41 @@ interface Queued {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/**
+ * While calls write (their jobs were committed within CALLS_RECENT_MS), the bulk jobs (a crawl's
+ * pages) a commit takes are as many as fit this long by their recent cost (at least one); the rest
+ * wait for the next turn of the event loop, so that the requests arriving meanwhile are served, and
+ * their charges committed, between a crawl's commits rather than after all of them. A crawl with
+ * no calls beside it keeps its large commits: smaller ones cost it a quarter of its speed.
+ */
+export const BULK_COMMIT_MS = 8;
+const CALLS_RECENT_MS = 1_000;
+
+export interface GroupCommitOptions {
+  /** The bulk jobs' time a commit aims at (BULK_COMMIT_MS). */
+  bulkCommitMs?: number;
+}
+
 export class GroupCommit {
   private queue: Queued[] = [];
+  /** How many of the queued jobs are bulk ones. */
+  private bulkQueued = 0;
   private scheduled = false;
   /** Holds in force, by scope. */
   private readonly holds = { all: 0, bulk: 0 };
   private readonly runFast: (batch: Queued[]) => Outcome[];
   private readonly runSafe: (batch: Queued[]) => Outcome[];
+  /** What a bulk job cost its commit lately, in ms (0 until one has run). */
+  private bulkJobMs = 0;
+  /** When the calls' jobs were last committed (performance.now()). */
+  private callsAt = -Infinity;
+  private readonly bulkCommitMs: number;
 
-  constructor(private readonly db: SQLite.Database) {
+  constructor(
+    private readonly db: SQLite.Database,
+    opts: GroupCommitOptions = {},
+  ) {
+    this.bulkCommitMs = opts.bulkCommitMs ?? BULK_COMMIT_MS;
     const savepoint = db.transaction((job: () => unknown) => job());
     const inSavepoint = (q: Queued): Outcome => {
       try {
@@ -93,6 +119,7 @@ export class GroupCommit {
   run<T>(job: () => T, opts: GroupOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ job, rerunnable: opts.rerunnable === true, bulk: opts.bulk === true, resolve: resolve as (v: unknown) => void, reject });
+      if (opts.bulk === true) this.bulkQueued++;
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -135,15 +162,38 @@ export class GroupCommit {
       return;
     }
     this.scheduled = false;
-    let batch = this.queue;
-    if (this.holds.bulk > 0) {
-      // The bulk jobs stay queued, in their order; a job queued later schedules the next flush.
-      batch = this.queue.filter((q) => !q.bulk);
-      if (batch.length === 0) return;
-      this.queue = this.queue.filter((q) => q.bulk);
-    } else {
-      this.queue = [];
+    const queued = this.queue;
+    // The calls' jobs commit first, on their own: a charge does not wait for a crawl's pages.
+    const calls = this.bulkQueued === 0 ? queued : queued.filter((q) => !q.bulk);
+    const bulk = this.bulkQueued === 0 ? [] : queued.filter((q) => q.bulk);
+    const now = performance.now();
+    if (calls.length > 0) this.callsAt = now;
+    // The bulk jobs not taken stay queued, in their order: held ones until the release schedules
+    // the next flush, paced ones until the next turn.
+    const take = bulk.length === 0 || this.holds.bulk > 0 ? 0 : this.bulkToTake(bulk.length, now);
+    this.queue = take >= bulk.length ? [] : bulk.slice(take);
+    this.bulkQueued = this.queue.length;
+    if (this.queue.length > 0 && this.holds.bulk === 0) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
     }
+    if (calls.length > 0) this.commit(calls);
+    if (take > 0) {
+      const batch = take >= bulk.length ? bulk : bulk.slice(0, take);
+      const started = performance.now();
+      this.commit(batch);
+      const perJob = (performance.now() - started) / batch.length;
+      this.bulkJobMs = this.bulkJobMs > 0 ? (this.bulkJobMs + perJob) / 2 : perJob;
+    }
+  }
+
+  /** How many of `queued` bulk jobs the next commit takes: all, unless calls write (see BULK_COMMIT_MS). */
+  private bulkToTake(queued: number, now: number): number {
+    if (this.bulkJobMs === 0 || now - this.callsAt >= CALLS_RECENT_MS) return queued;
+    return Math.max(1, Math.floor(this.bulkCommitMs / this.bulkJobMs));
+  }
+
+  private commit(batch: Queued[]): void {
     let results;
     try {
       results = this.runFast(batch);

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { createAccount } from '../../src/accounts/accounts-repo.js';
@@ -95,5 +98,123 @@ describe('SQLite group commit held', () => {
     } finally {
       sqlite.close();
     }
+  });
+});
+
+describe('SQLite group commit of crawl pages (bulk jobs) beside the calls', () => {
+  // A file store (a second connection sees only what is committed), the group commit on it.
+  const fileStore = (bulkCommitMs?: number) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdg-group-'));
+    const sqlite = new SQLite(join(dir, 'db.sqlite'));
+    sqlite.pragma('journal_mode = WAL');
+    // No sync: a commit's own time (an fsync here can take milliseconds) must not count as the pages'.
+    sqlite.pragma('synchronous = OFF');
+    sqlite.exec('create table t (n integer not null)');
+    const reader = new SQLite(join(dir, 'db.sqlite'), { readonly: true });
+    return {
+      sqlite,
+      group: new GroupCommit(sqlite, bulkCommitMs === undefined ? {} : { bulkCommitMs }),
+      insert: sqlite.prepare('insert into t (n) values (?)'),
+      committed: () => reader.prepare('select n from t order by rowid').pluck().all() as number[],
+      close() {
+        reader.close();
+        sqlite.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  };
+  const spin = (ms: number) => {
+    for (const end = performance.now() + ms; performance.now() < end; );
+  };
+
+  test("a call's job queued in the same turn as crawl pages is committed before the pages run", async () => {
+    const s = fileStore();
+    try {
+      const seenByPage: number[][] = [];
+      const page = s.group.run(
+        () => {
+          seenByPage.push(s.committed());
+          return s.insert.run(1).changes;
+        },
+        { bulk: true, rerunnable: true },
+      );
+      // Queued after the page, in the same turn.
+      const call = s.group.run(() => s.insert.run(2).changes);
+      assert.deepEqual(await Promise.all([page, call]), [1, 1]);
+      assert.deepEqual(seenByPage, [[2]], "the call's row was committed when the page ran");
+      assert.deepEqual(s.committed(), [2, 1]);
+    } finally {
+      s.close();
+    }
+  });
+
+  // Six pages of about 6 ms each after a first one (whose commit learns what a page costs), with a
+  // call's job beside the first one or not; the turns of the event loop each page ran on.
+  const sixPages = async (withCalls: boolean) => {
+    const s = fileStore(10);
+    try {
+      let turn = 0;
+      let counting = true;
+      const count = () => {
+        turn++;
+        if (counting) setImmediate(count);
+      };
+      setImmediate(count);
+      const ranAt: number[] = [];
+      const page = (n: number) =>
+        s.group.run(
+          () => {
+            ranAt.push(turn);
+            spin(6);
+            return s.insert.run(n).changes;
+          },
+          { bulk: true, rerunnable: true },
+        );
+      const first = [page(0), ...(withCalls ? [s.group.run(() => s.insert.run(99).changes)] : [])];
+      assert.deepEqual(await Promise.all(first), withCalls ? [1, 1] : [1]);
+      ranAt.length = 0;
+      const pages = [1, 2, 3, 4, 5, 6].map(page);
+      // A call arriving while the pages are being written (after the first of them has committed).
+      const call = withCalls ? pages[0]!.then(() => s.group.run(() => s.insert.run(100).changes)) : undefined;
+      assert.deepEqual(await Promise.all(pages), [1, 1, 1, 1, 1, 1]);
+      if (call) assert.equal(await call, 1);
+      counting = false;
+      const rows = s.committed();
+      assert.deepEqual(rows.filter((n) => n < 99), [0, 1, 2, 3, 4, 5, 6], 'the pages commit in their order');
+      return { ranAt, rows };
+    } finally {
+      s.close();
+    }
+  };
+
+  test('while calls write, crawl pages beyond the commit time go in commits of their own, a turn of the event loop apart; a call queued meanwhile commits before the rest', async () => {
+    const { ranAt, rows } = await sixPages(true);
+    assert.equal(new Set(ranAt).size, 6, `one page a commit, each on a turn of its own: turns ${ranAt.join(',')}`);
+    assert.ok(rows.indexOf(100) < rows.indexOf(6), `the call committed before the last page: ${rows.join(',')}`);
+  });
+
+  test('while calls write, pages that fit the commit time share a commit, also after commits of calls alone', async () => {
+    const s = fileStore(10);
+    try {
+      const page = (n: number) => s.group.run(() => s.insert.run(n).changes, { bulk: true, rerunnable: true });
+      const call = (n: number) => s.group.run(() => s.insert.run(n).changes);
+      // A page's cost learnt beside a call, then turns with calls only.
+      assert.deepEqual(await Promise.all([page(0), call(99)]), [1, 1]);
+      for (let i = 0; i < 5; i++) assert.equal(await call(100 + i), 1);
+      const before = Number(s.sqlite.prepare('select count(*) from t').pluck().get());
+      const pages = [1, 2, 3, 4, 5, 6].map(page);
+      const beside = call(200);
+      // The turn's flush runs before this: all six (each far below 10 ms) in its one commit of pages.
+      await new Promise((r) => setImmediate(r));
+      assert.equal(s.sqlite.prepare('select count(*) from t').pluck().get(), before + 7);
+      assert.deepEqual(await Promise.all([...pages, beside]), [1, 1, 1, 1, 1, 1, 1]);
+    } finally {
+      s.close();
+    }
+  });
+
+  test('with no call writing, crawl pages queued together go in one commit, however long', async () => {
+    const { ranAt } = await sixPages(false);
+    assert.equal(new Set(ranAt).size, 1, `turns ${ranAt.join(',')}`);
   });
 });
