@@ -1,7 +1,8 @@
 import type SQLite from 'better-sqlite3';
 
 // Group commit for SQLite: the writes that concurrent requests ask for within one event-loop turn
-// run in a single transaction, so N requests pay for one commit instead of N. Each job still runs
+// run in a single transaction, so N requests pay for one commit instead of N (a crawl's pages queued
+// in the same turn go in a second one, after it: see BULK_COMMIT_MS). Each job still runs
 // its own statements in order (a conditional UPDATE stays one atomic check-and-write), and no
 // promise resolves before the transaction that holds its writes has committed.
 //
