@@ -4,7 +4,8 @@
 // a running cycle reads one row instead of summing every target (the update comes last: on Postgres
 // it holds the cycle row's lock only until the commit). Two implementations, chosen by the store: on
 // SQLite the page joins the store's group commit, so concurrent crawl workers (and API requests)
-// share commits; elsewhere it is one transaction.
+// share commits (after the calls' own commit of the turn, and paced while calls write: see
+// db/group-commit.ts); elsewhere it is one transaction.
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Store } from '../db/connect.js';
