@@ -3,9 +3,9 @@
 // counts a tweet twice. The same unit adds them to the cycle's row too, so that the crawl status of
 // a running cycle reads one row instead of summing every target (the update comes last: on Postgres
 // it holds the cycle row's lock only until the commit). Two implementations, chosen by the store: on
-// SQLite the page joins the store's group commit, so concurrent crawl workers (and API requests)
-// share commits (after the calls' own commit of the turn, and paced while calls write: see
-// db/group-commit.ts); elsewhere it is one transaction.
+// SQLite the page joins the store's group commit, so concurrent crawl workers share commits (the
+// API's writes of the same turn commit first, on their own, and while they flow the pages are paced:
+// see db/group-commit.ts); elsewhere it is one transaction.
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Store } from '../db/connect.js';
