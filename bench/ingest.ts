@@ -28,6 +28,7 @@ const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
 export async function benchIngest(opts: { tweets?: number } = {}): Promise<Record<string, unknown>> {
   const n = opts.tweets ?? 200_000;
   let tweets: Tweet[] | undefined = await demoTweets(n);
+  const count = tweets.length;
   let bumped: Tweet[] | undefined = tweets.map((t) => ({ ...t, metrics: { ...t.metrics, views: t.metrics.views + 1 } }));
   const fetchedAt = new Date().toISOString();
   const avgJson = Math.round(tweets.reduce((s, t) => s + JSON.stringify(t).length, 0) / tweets.length);
@@ -63,7 +64,7 @@ export async function benchIngest(opts: { tweets?: number } = {}): Promise<Recor
   const writer2 = crawlPagesFor(b.store);
   const per = Math.ceil(tweets.length / workers);
   // Each worker's pages, let go once written: a crawl holds the page it writes, not a whole
-  // backfill (docs/benchmarks.md, "Where the time goes", 2026-11-28 and 2026-11-29).
+  // backfill (docs/benchmarks.md, "Where the time goes", 2026-11-28).
   const queues: Array<Array<Tweet[] | undefined>> = [];
   for (let w = 0; w < workers; w++) {
     const mine = tweets.slice(w * per, (w + 1) * per);
@@ -93,7 +94,7 @@ export async function benchIngest(opts: { tweets?: number } = {}): Promise<Recor
   rmSync(b.dir, { recursive: true, force: true });
 
   return {
-    tweets: n,
+    tweets: count,
     'tweet store, calls of 5,000 new (tweets/s)': rate(inserted, upsertMs),
     'tweet store, metrics refresh (tweets/s)': rate(updated, refreshMs),
     'crawl page writer, pages of 100 from 8 accounts at once (tweets/s)': rate(crawlInserted, crawlMs),
