@@ -152,14 +152,14 @@ describe('SQLite group commit of crawl pages (bulk jobs) beside the calls', () =
   // call's job beside the first one or not; the turns of the event loop each page ran on.
   const sixPages = async (withCalls: boolean) => {
     const s = fileStore(10);
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
     try {
-      let turn = 0;
-      let counting = true;
-      const count = () => {
-        turn++;
-        if (counting) setImmediate(count);
-      };
-      setImmediate(count);
       const ranAt: number[] = [];
       const page = (n: number) =>
         s.group.run(
@@ -178,11 +178,12 @@ describe('SQLite group commit of crawl pages (bulk jobs) beside the calls', () =
       const call = withCalls ? pages[0]!.then(() => s.group.run(() => s.insert.run(100).changes)) : undefined;
       assert.deepEqual(await Promise.all(pages), [1, 1, 1, 1, 1, 1]);
       if (call) assert.equal(await call, 1);
-      counting = false;
       const rows = s.committed();
       assert.deepEqual(rows.filter((n) => n < 99), [0, 1, 2, 3, 4, 5, 6], 'the pages commit in their order');
       return { ranAt, rows };
     } finally {
+      // Also when an assertion fails: a counter left running would keep the test process alive.
+      counting = false;
       s.close();
     }
   };
