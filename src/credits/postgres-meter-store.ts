@@ -13,7 +13,9 @@
 // Charges. Settles are committed in groups, as on SQLite: the charges a process settles while its
 // previous group is being written go in the next one, one statement (one transaction) debiting each
 // account once and inserting every ledger entry with its own balance after. No 2xx is answered before
-// the statement that carries its charge has committed.
+// the statement that carries its charge has committed. When a group's statement ends, the next
+// group's is sent before the ended group's calls are answered: Postgres commits the next group while
+// this process writes the answers, instead of waiting for them.
 //
 // Contention. A call whose slice runs short (the slice ahead was refused, or a burst outran it)
 // leases more itself (sized as in nextChunk); if even its own cost cannot be
@@ -116,6 +118,8 @@ export class PostgresMeterStore implements MeterStore {
   private pending: PendingCharge[] = [];
   /** Group statements in flight. */
   private writing = 0;
+  /** Groups not yet answered (their statement may have ended). */
+  private answering = 0;
   private flushScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private lastRenewAt = 0;
@@ -228,7 +232,7 @@ export class PostgresMeterStore implements MeterStore {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    while (this.writing > 0 || this.pending.length > 0) await sleep(5);
+    while (this.answering > 0 || this.pending.length > 0) await sleep(5);
     // A slice being leased ahead of need lands first, and goes back with the rest.
     await Promise.all([...this.leases.values()].map((l) => l.extending));
     for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held, 'close');
@@ -421,20 +425,30 @@ export class PostgresMeterStore implements MeterStore {
   private async flush(): Promise<void> {
     if (this.writing >= GROUPS_IN_FLIGHT || this.pending.length === 0) return;
     this.writing++;
+    this.answering++;
     const batch = this.pending.length > MAX_GROUP ? this.pending.splice(0, MAX_GROUP) : this.pending;
     if (batch === this.pending) this.pending = [];
+    let inFlight = true;
+    // The group's statement has ended: the next group goes at once, before this one's calls are
+    // answered, so that Postgres is not left idle while this process writes the answers.
+    const ended = (): void => {
+      if (!inFlight) return;
+      inFlight = false;
+      this.writing--;
+      if (this.pending.length > 0) void this.flush();
+    };
     try {
       const leased = batch.filter((c) => !c.hold.lease.lost);
       const lost = leased.length === batch.length ? [] : batch.filter((c) => c.hold.lease.lost);
-      if (leased.length > 0) await this.chargeLeased(leased);
+      if (leased.length > 0) await this.chargeLeased(leased, ended);
       for (const c of lost) await this.chargeDirect(c);
     } finally {
-      this.writing--;
-      if (this.pending.length > 0) this.scheduleFlush();
+      this.answering--;
+      ended();
     }
   }
 
-  private async chargeLeased(batch: PendingCharge[]): Promise<void> {
+  private async chargeLeased(batch: PendingCharge[], ended: () => void): Promise<void> {
     // Per account: the total, and for each charge the credits charged after it in this group (its
     // balance after is the account's final balance plus those).
     const totals = new Map<string, number>();
@@ -497,6 +511,10 @@ export class PostgresMeterStore implements MeterStore {
       }
       return;
     }
+    // The next group's statement goes out (its socket write happens in this turn's microtasks),
+    // then this group's calls are answered.
+    ended();
+    await new Promise((r) => setImmediate(r));
     const balances = new Map(rows.map((r) => [r.id, Number(r.balance)]));
     const missed: PendingCharge[] = [];
     batch.forEach((c, i) => {

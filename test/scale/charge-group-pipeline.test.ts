@@ -1,0 +1,137 @@
+// Postgres metering's group charges: when a group's statement ends, the next group's statement is
+// sent before the ended group's calls are answered, so Postgres does not wait while this process
+// writes answers. The statements are replaced (no Postgres needed): each group's statement ends when
+// the test says so, and a log records, in order, statements sent and calls answered.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
+import type { GroupEntries, LeaseRow, LeaseStatements } from '../../src/credits/lease-statements.js';
+import type { Charged, Reservation } from '../../src/credits/meter-store.js';
+
+interface Statement {
+  requestIds: string[];
+  end(balance: number): void;
+  fail(err: Error): void;
+  ended: boolean;
+}
+
+function stubbedMeter() {
+  const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
+  const log: string[] = [];
+  const sent: Statement[] = [];
+  const statements: Partial<LeaseStatements> = {
+    async tryLease(): Promise<LeaseRow> {
+      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0 };
+    },
+    chargeGroup(ids: string[], _totals: number[], e: GroupEntries) {
+      log.push(`statement ${e.requestIds.join(',')}`);
+      return new Promise((resolve, reject) => {
+        const st: Statement = {
+          requestIds: e.requestIds,
+          end: (balance) => {
+            st.ended = true;
+            resolve(ids.map((id) => ({ id, balance })));
+          },
+          fail: (err) => {
+            st.ended = true;
+            reject(err);
+          },
+          ended: false,
+        };
+        sent.push(st);
+      });
+    },
+    async wanted() {
+      return [];
+    },
+    async renew() {
+      return false;
+    },
+    async giveBack() {},
+    async deleteEmpty() {},
+  };
+  (meter as unknown as { statements: Partial<LeaseStatements> }).statements = statements;
+  // Each call's outcome, logged when the meter answers it (not a promise's later turn).
+  const settle = (hold: Reservation, requestId: string) =>
+    new Promise<Charged | undefined>((resolve, reject) =>
+      meter.settleTo(hold, { requestId, keyId: null, endpoint: 'e' }, {
+        settled(r) {
+          log.push(`answered ${requestId}${r ? ` balance ${r.balance}` : ''}`);
+          resolve(r);
+        },
+        failed(err) {
+          log.push(`failed ${requestId}`);
+          reject(err as Error);
+        },
+      }),
+    );
+  const holds = async (n: number) => {
+    const out: Reservation[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = await meter.reserve('acc_1', 10);
+      assert.ok(r.ok);
+      out.push(r.reservationId);
+    }
+    return out;
+  };
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setImmediate(r));
+    assert.ok(what(), 'timed out');
+  };
+  // Ends what a failed assertion left running (close waits for it), then closes.
+  const done = async () => {
+    for (let i = 0; i < 10; i++) {
+      for (const st of sent) if (!st.ended) st.end(0);
+      await new Promise((r) => setImmediate(r));
+    }
+    (meter as unknown as { leases: Map<string, unknown> }).leases.clear();
+    await meter.close();
+  };
+  return { meter, log, sent, settle, holds, until, done };
+}
+
+test('the next group is sent before the calls of the group that ended are answered', async () => {
+  const m = stubbedMeter();
+  try {
+    const [h0, h1, h2, h3] = await m.holds(4);
+    const first = [m.settle(h0!, 'r0'), m.settle(h1!, 'r1')];
+    await m.until(() => m.sent.length === 1);
+    // Settled while the first group's statement runs: they wait for the next group.
+    const second = [m.settle(h2!, 'r2'), m.settle(h3!, 'r3')];
+    await new Promise((r) => setImmediate(r));
+    assert.equal(m.sent.length, 1, 'one group statement at a time');
+    m.sent[0]!.end(980);
+    assert.deepEqual(
+      (await Promise.all(first)).map((r) => r?.balance),
+      [990, 980],
+    );
+    assert.deepEqual(m.log, ['statement r0,r1', 'statement r2,r3', 'answered r0 balance 990', 'answered r1 balance 980']);
+    m.sent[1]!.end(960);
+    assert.deepEqual(
+      (await Promise.all(second)).map((r) => r?.balance),
+      [970, 960],
+    );
+  } finally {
+    await m.done();
+  }
+});
+
+test('a group whose statement fails answers its calls with the failure, and the next group still goes', async () => {
+  const m = stubbedMeter();
+  try {
+    const [h0, h1] = await m.holds(2);
+    const first = m.settle(h0!, 'r0');
+    await m.until(() => m.sent.length === 1);
+    const second = m.settle(h1!, 'r1');
+    m.sent[0]!.fail(new Error('Connection terminated unexpectedly'));
+    await assert.rejects(first, /Connection terminated/);
+    await m.until(() => m.sent.length === 2);
+    m.sent[1]!.end(990);
+    assert.equal((await second)?.balance, 990);
+    assert.deepEqual(m.log, ['statement r0', 'failed r0', 'statement r1', 'answered r1 balance 990']);
+  } finally {
+    await m.done();
+  }
+});
