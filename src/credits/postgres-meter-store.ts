@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
+import type { AccountLease, Hold, LeaseAttempt, PendingCharge, Refusal } from './lease-state.js';
 import { MeterStats, type GiveBackReason } from './meter-stats.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
@@ -56,55 +57,6 @@ const DEADLOCK_RETRIES = 3;
 export interface PostgresMeterOptions {
   /** A lease not renewed for this long expires (CREDIT_LEASE_SECONDS). */
   leaseSeconds: number;
-}
-
-/** What this process holds of one account. */
-interface AccountLease {
-  accountId: string;
-  /** Credits our lease row holds, as far as this process knows (it changes only through us). */
-  leased: number;
-  /** Held by calls in flight (never more than leased). */
-  held: number;
-  /** The next lease's size, in credits. */
-  chunk: number;
-  lastLeaseAt: number;
-  lastUsedAt: number;
-  contendedUntil: number;
-  /** A slice leased ahead of need was refused: none is tried again before this. */
-  noPrefetchUntil: number;
-  /** The extension in flight is a slice leased ahead of need (prefetch), not a call's. */
-  prefetching: boolean;
-  /** The lease is being extended: other calls short of credits wait for it. */
-  extending: Promise<Refusal | undefined> | undefined;
-  /** The row was swept (this process stalled beyond its lease): holds on it are charged directly. */
-  lost: boolean;
-}
-
-interface Hold {
-  lease: AccountLease;
-  amount: number;
-  /** Neither settled nor released yet. */
-  open: boolean;
-}
-
-/** Why a lease could not be extended: what `need` found available. */
-interface Refusal {
-  need: number;
-  available: number;
-}
-
-interface PendingCharge {
-  hold: Hold;
-  info: ChargeInfo;
-  to: SettleTarget;
-}
-
-interface LeaseAttempt {
-  granted: boolean;
-  free: number;
-  waiting: number;
-  expired: number;
-  others: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
