@@ -7,11 +7,11 @@ import { test } from 'node:test';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
-import type { GroupEntries, LeaseRow, LeaseStatements } from '../../src/credits/lease-statements.js';
+import type { GroupEntries, LeaseRow } from '../../src/credits/lease-statements.js';
 import type { Charged, Reservation } from '../../src/credits/meter-store.js';
+import { closeStubbed, stubStatements } from '../helpers/meter-stubs.js';
 
 interface Statement {
-  requestIds: string[];
   end(balance: number): void;
   fail(err: Error): void;
   ended: boolean;
@@ -21,7 +21,7 @@ function stubbedMeter() {
   const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
   const log: string[] = [];
   const sent: Statement[] = [];
-  const statements: Partial<LeaseStatements> = {
+  stubStatements(meter, {
     async tryLease(): Promise<LeaseRow> {
       return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0 };
     },
@@ -29,7 +29,6 @@ function stubbedMeter() {
       log.push(`statement ${e.requestIds.join(',')}`);
       return new Promise((resolve, reject) => {
         const st: Statement = {
-          requestIds: e.requestIds,
           end: (balance) => {
             st.ended = true;
             resolve(ids.map((id) => ({ id, balance })));
@@ -43,16 +42,7 @@ function stubbedMeter() {
         sent.push(st);
       });
     },
-    async wanted() {
-      return [];
-    },
-    async renew() {
-      return false;
-    },
-    async giveBack() {},
-    async deleteEmpty() {},
-  };
-  (meter as unknown as { statements: Partial<LeaseStatements> }).statements = statements;
+  });
   // Each call's outcome, logged when the meter answers it (not a promise's later turn).
   const settle = (hold: Reservation, requestId: string) =>
     new Promise<Charged | undefined>((resolve, reject) =>
@@ -86,8 +76,7 @@ function stubbedMeter() {
       for (const st of sent) if (!st.ended) st.end(0);
       await new Promise((r) => setImmediate(r));
     }
-    (meter as unknown as { leases: Map<string, unknown> }).leases.clear();
-    await meter.close();
+    await closeStubbed(meter);
   };
   return { meter, log, sent, settle, holds, until, done };
 }

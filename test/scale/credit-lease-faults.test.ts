@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
-import type { LeaseRow, LeaseStatements } from '../../src/credits/lease-statements.js';
+import type { LeaseRow } from '../../src/credits/lease-statements.js';
+import { closeStubbed, stubStatements } from '../helpers/meter-stubs.js';
 
 test('a swept lease whose give-back fails: the group fails, uncharged, and no rejection goes unhandled', async () => {
   const unhandled: unknown[] = [];
@@ -14,7 +15,7 @@ test('a swept lease whose give-back fails: the group fails, uncharged, and no re
   process.on('unhandledRejection', onUnhandled);
   const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
   const calls: string[] = [];
-  const statements: Partial<LeaseStatements> = {
+  stubStatements(meter, {
     async tryLease(): Promise<LeaseRow> {
       calls.push('tryLease');
       return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0 };
@@ -32,16 +33,7 @@ test('a swept lease whose give-back fails: the group fails, uncharged, and no re
       calls.push('chargeFromBalance');
       return { balance: 0, free: 0 };
     },
-    async wanted() {
-      return [];
-    },
-    async renew() {
-      return false;
-    },
-    async giveBack() {},
-    async deleteEmpty() {},
-  };
-  (meter as unknown as { statements: Partial<LeaseStatements> }).statements = statements;
+  });
   try {
     const holds = await Promise.all([meter.reserve('acc_1', 5), meter.reserve('acc_1', 5)]);
     const settles = holds.map((h, i) => {
@@ -59,7 +51,6 @@ test('a swept lease whose give-back fails: the group fails, uncharged, and no re
     assert.deepEqual(unhandled, []);
   } finally {
     process.off('unhandledRejection', onUnhandled);
-    (meter as unknown as { leases: Map<string, unknown> }).leases.clear();
-    await meter.close();
+    await closeStubbed(meter);
   }
 });
