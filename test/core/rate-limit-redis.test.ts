@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
+import type { MultiDecision } from '../../src/ratelimit/rate-limiter.js';
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 
 const url = process.env.TEST_REDIS_URL;
@@ -13,8 +14,8 @@ if (url) {
     let a: RedisRateLimiter;
     let b: RedisRateLimiter;
     before(() => {
-      a = new RedisRateLimiter(url, prefix);
-      b = new RedisRateLimiter(url, prefix);
+      a = new RedisRateLimiter(url, { prefix });
+      b = new RedisRateLimiter(url, { prefix });
     });
     after(async () => {
       await a.close();
@@ -68,9 +69,12 @@ if (url) {
       }
     });
 
-    test('inside Redis, a call runs the same commands whatever the number of its buckets: four, five when some bucket is not in this minute\'s hash', async () => {
+    test('inside Redis, a call runs the same commands whatever the number of its buckets: four, five when some bucket is not in this minute\'s hash', async (t) => {
+      // Without leases: every request of a turn goes to Redis, whose accounting the test reads.
+      const plain = new RedisRateLimiter(url, { prefix, leases: false });
+      t.after(() => plain.close());
       // Redis's own count of the commands it ran (the tests run one file at a time).
-      const redis = (a as unknown as { redis: { info(s: string): Promise<string>; hget(k: string, f: string): Promise<string | null>; pttl(k: string): Promise<number>; time(): Promise<[string, string]> } }).redis;
+      const redis = (plain as unknown as { redis: { info(s: string): Promise<string>; hget(k: string, f: string): Promise<string | null>; pttl(k: string): Promise<number>; time(): Promise<[string, string]> } }).redis;
       const stats = async () => {
         const text = await redis.info('commandstats');
         const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(text)?.[1] ?? 0);
@@ -81,7 +85,7 @@ if (url) {
         const before = await stats();
         const decisions = await Promise.all(
           Array.from({ length: 100 }, (_, i) =>
-            a.takeAll([
+            plain.takeAll([
               { key: `key_6_${accounts}_${i % (2 * accounts)}`, perMinute: 1_000 },
               { key: `acct_6_${accounts}_${i % accounts}`, perMinute: 1_000 },
             ]),
@@ -157,8 +161,9 @@ if (url) {
         assert.equal(got.filter((d) => d.allowed).length, 7, 'the account bucket binds');
         // One call, four runs: the arguments grow with the runs, not the requests.
         assert.equal(sent.length, 1);
-        // The script's hash, 0 keys, the prefix, 3 bucket names and their count, 4 runs of 6 and their count.
-        assert.equal(sent[0]!.length, 2 + 1 + (1 + 3) + (1 + 4 * 6), sent[0]!.join(' '));
+        // The script's hash, 0 keys, the prefix, 3 bucket names and their count, 4 runs of 7 (count,
+        // reserve, buckets, two buckets' position and capacity) and their count; no lease under 100 a minute.
+        assert.equal(sent[0]!.length, 2 + 1 + (1 + 3) + (1 + 4 * 7), sent[0]!.join(' '));
       } finally {
         redis.sendCommand = send;
       }
@@ -168,6 +173,99 @@ if (url) {
       const decisions = await Promise.all(Array.from({ length: 600 }, () => a.take('key_5', 450)));
       assert.equal(decisions.filter((d) => d.allowed).length, 450);
       assert.equal(decisions.slice(0, 450).every((d) => d.allowed), true, 'in the order asked');
+    });
+
+    test('a bucket far from empty lends this process a lease: its next requests are decided at once, without Redis', async () => {
+      const c = new RedisRateLimiter(url, { prefix });
+      // Connected, and the script known to Redis, before counting (too small a limit to lease).
+      await c.take('lease_warm', 10);
+      const redis = (c as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
+      const send = redis.sendCommand.bind(redis);
+      let calls = 0;
+      redis.sendCommand = (...args: unknown[]) => {
+        calls++;
+        return send(...args);
+      };
+      const take = () => c.takeAll([{ key: 'lease_1', perMinute: 10_000 }]);
+      try {
+        // 10,000 a minute: leases of 100.
+        const first = take();
+        assert.ok(first instanceof Promise);
+        assert.equal((await first).allowed, true);
+        assert.equal(calls, 1);
+        const local = Array.from({ length: 100 }, take);
+        assert.ok(local.every((d) => !(d instanceof Promise) && d.allowed), 'the lease answers at once');
+        assert.equal(calls, 1, 'no call to Redis');
+        // The bucket's tokens in Redis after the first request and the lease (10,000 - 1 - 100), plus
+        // what is left of the lease: 100 after its first take, 0 after its last.
+        assert.equal((local[0] as MultiDecision).remaining, 9_998);
+        assert.equal((local[99] as MultiDecision).remaining, 9_899);
+        // Spent: the next request asks Redis again.
+        const next = take();
+        assert.ok(next instanceof Promise);
+        assert.equal((await next).allowed, true);
+        assert.equal(calls, 2);
+      } finally {
+        redis.sendCommand = send;
+        await c.close();
+      }
+    });
+
+    test('leased tokens come from the shared bucket: one process allows exactly the burst, in order; two together no more', async () => {
+      const c = new RedisRateLimiter(url, { prefix });
+      const d = new RedisRateLimiter(url, { prefix });
+      try {
+        // 1,000 a minute (leases of 10, none once fewer than 100 would be left), 1,100 asked of one
+        // process at once: five script calls, the first three each with a lease. Redis refuses 54 of
+        // the fourth call's; 30 of them are allowed from the three leases.
+        const one = await Promise.all(Array.from({ length: 1_100 }, () => c.take('lease_2', 1_000)));
+        const allowed = one.filter((x) => x.allowed).length;
+        // The bucket refills a token every 60 ms while the test runs.
+        assert.ok(allowed >= 1_000 && allowed <= 1_010, String(allowed));
+        assert.ok(one.slice(0, 1_000).every((x) => x.allowed), 'in the order asked');
+        // Two processes, 50 requests each a turn, on a fresh bucket.
+        let both = 0;
+        for (let turn = 0; turn < 12; turn++) {
+          const ds = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? c : d).take('lease_3', 1_000)));
+          both += ds.filter((x) => x.allowed).length;
+        }
+        assert.ok(both <= 1_010, `never more than the burst: ${both}`);
+        // Fewer only by what a lease still holds unspent (10 tokens each).
+        assert.ok(both >= 980, String(both));
+      } finally {
+        await c.close();
+        await d.close();
+      }
+    });
+
+    test('below a tenth of the burst no lease is granted: every request is decided in Redis, as without leases', async () => {
+      const c = new RedisRateLimiter(url, { prefix });
+      const plain = new RedisRateLimiter(url, { prefix, leases: false });
+      try {
+        // 1,000 a minute: 905 taken, 95 left, under the reserve of 100.
+        await Promise.all(Array.from({ length: 905 }, () => plain.take('lease_4', 1_000)));
+        assert.equal((await c.take('lease_4', 1_000)).allowed, true);
+        const again = c.takeAll([{ key: 'lease_4', perMinute: 1_000 }]);
+        assert.ok(again instanceof Promise, 'no lease: asked of Redis');
+        assert.equal((await again).allowed, true);
+      } finally {
+        await c.close();
+        await plain.close();
+      }
+    });
+
+    test('an unspent lease is dropped after its time', async () => {
+      const c = new RedisRateLimiter(url, { prefix, leaseMs: 50 });
+      try {
+        assert.equal((await c.take('lease_5', 10_000)).allowed, true);
+        assert.ok(!(c.takeAll([{ key: 'lease_5', perMinute: 10_000 }]) instanceof Promise), 'leased');
+        await new Promise((r) => setTimeout(r, 80));
+        const later = c.takeAll([{ key: 'lease_5', perMinute: 10_000 }]);
+        assert.ok(later instanceof Promise, 'dropped: asked of Redis');
+        assert.equal((await later).allowed, true);
+      } finally {
+        await c.close();
+      }
     });
 
     test('the bucket refills with time', async () => {
@@ -196,6 +294,29 @@ if (url) {
       const r = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': acc.apiKey } });
       assert.equal(errorOf(r).code, 'rate_limited');
       assert.ok(Number(r.headers['retry-after']) >= 1);
+    });
+
+    test('an account far from its limit is served from a lease: one call to Redis, the headers counting down as one by one', async () => {
+      const acc = await h.account({ rateLimitPerMinute: 10_000 });
+      const redis = (h.deps.rateLimiter as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
+      const send = redis.sendCommand.bind(redis);
+      let calls = 0;
+      redis.sendCommand = (...args: unknown[]) => {
+        calls++;
+        return send(...args);
+      };
+      try {
+        const remaining: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          const r = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': acc.apiKey } });
+          assert.equal(r.statusCode, 200);
+          remaining.push(Number(r.headers['ratelimit-remaining']));
+        }
+        assert.deepEqual(remaining, [9_999, 9_998, 9_997]);
+        assert.equal(calls, 1);
+      } finally {
+        redis.sendCommand = send;
+      }
     });
   });
 }

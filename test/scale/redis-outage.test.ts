@@ -52,8 +52,8 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
 
   test('two processes share buckets; without Redis each keeps its own, answered at once; shared again once it is back', async () => {
     const url = `redis://127.0.0.1:${port}`;
-    const a = new RedisRateLimiter(url, 'sdg:test:');
-    const b = new RedisRateLimiter(url, 'sdg:test:');
+    const a = new RedisRateLimiter(url, { prefix: 'sdg:test:' });
+    const b = new RedisRateLimiter(url, { prefix: 'sdg:test:' });
     const heard: Array<[boolean, string | undefined]> = [];
     a.onHealthChange((reachable, err) => heard.push([reachable, err?.message]));
     const heardB: boolean[] = [];
@@ -96,7 +96,7 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
   });
 
   test("readiness's ping reports the loss and the return, as a call would", async () => {
-    const l = new RedisRateLimiter(`redis://127.0.0.1:${port}`, 'sdg:test:');
+    const l = new RedisRateLimiter(`redis://127.0.0.1:${port}`, { prefix: 'sdg:test:' });
     const heard: boolean[] = [];
     l.onHealthChange((reachable) => heard.push(reachable));
     try {
@@ -147,7 +147,7 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
 test('Redis lost before anyone listens: the listener hears it when it starts listening', async () => {
   // A server builds the limiter, then runs migrations (on Postgres, tens of milliseconds) before
   // it listens: a refused first connection came before, and was never logged (2026-11-28).
-  const l = new RedisRateLimiter(`redis://127.0.0.1:${await freePort()}`, 'sdg:test:');
+  const l = new RedisRateLimiter(`redis://127.0.0.1:${await freePort()}`, { prefix: 'sdg:test:' });
   try {
     await assert.rejects(l.ping());
     const heard: Array<[boolean, string | undefined]> = [];

@@ -29,8 +29,8 @@ if (redisUrl) {
     let a: RedisRateLimiter;
     let b: RedisRateLimiter;
     before(() => {
-      a = new RedisRateLimiter(redisUrl, prefix);
-      b = new RedisRateLimiter(redisUrl, prefix);
+      a = new RedisRateLimiter(redisUrl, { prefix });
+      b = new RedisRateLimiter(redisUrl, { prefix });
     });
     after(async () => {
       await a.close();
@@ -54,7 +54,7 @@ if (redisUrl) {
       const redis = new Redis(redisUrl);
       try {
         const p = `${prefix}enc:`;
-        const l = new RedisRateLimiter(redisUrl, p);
+        const l = new RedisRateLimiter(redisUrl, { prefix: p });
         assert.ok((await l.takeAll([{ key: 'one-account', perMinute: 5 }])).allowed);
         await l.close();
         const [hash, ...more] = await redis.keys(`${p}*`);
