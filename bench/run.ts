@@ -109,7 +109,6 @@ ${
     ? 'Not measured in this run (BENCH_POSTGRES=0).'
     : `The same servers and load with \`DATABASE_URL\` and \`REDIS_URL\` set (a fresh schema of this machine's
 Postgres, its Redis), in ${Math.min(rounds, 3)} rounds each, best kept; bare Fastify measured again in each group.
-On Postgres the server also turns V8's allocation-site pretenuring off as it starts (README, "Operating it").
 With 50 accounts, wrk hands out their keys in turn (one per request). With two API processes, both
 are pinned to the same server CPU and each takes half the connections: on this 2-core host a second
 process adds no CPU, so the figure shows what sharing the store costs, not what a bigger host gains.
@@ -139,7 +138,9 @@ cached, charged tweet (the one with text beyond Latin-1; one account; 50 connect
 server. Above, the echo warms each server first and the best of the rounds is kept; here is the
 spread between the servers an operator starts. On Postgres + Redis about half of them once stayed for
 their whole life in a state where garbage collection took a quarter of the CPU (44 to 55 µs a
-request against 28 to 30): see "Where the time goes", 2026-11-27. The GC columns come from each
+request against 28 to 30): see "Where the time goes", 2026-11-27; on the embedded store 2 of 12 on
+2026-11-29. Since then the server turns V8's allocation-site pretenuring off on either store
+(README, "Operating it"). The GC columns come from each
 server's own \`/metrics\` (prom-client's \`nodejs_gc_duration_seconds\`, by kind), read before and after
 the measured run: the time spent collecting a request, and the full (mark-sweep-compact) collections
 a minute. In that state a full collection ran about every 200 ms, 300 a minute.

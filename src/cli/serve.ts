@@ -4,7 +4,7 @@ import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
 import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
-import { tuneV8ForStore } from './v8-tuning.js';
+import { tuneV8 } from './v8-tuning.js';
 
 /**
  * Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT.
@@ -13,7 +13,7 @@ import { tuneV8ForStore } from './v8-tuning.js';
  * `logStream`: where log lines go (default: JSON lines on stdout).
  */
 export async function serve(config: Config, opts: { logStream?: DestinationStream } = {}): Promise<void> {
-  tuneV8ForStore(config);
+  tuneV8();
   // node:cluster is loaded only when it is used.
   const cluster = config.workers > 1 ? await import('./cluster.js') : undefined;
   const worker = cluster?.isClusterWorker(config) ?? false;
