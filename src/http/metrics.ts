@@ -1,6 +1,7 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { Histogram, type Sample } from '../domain/histogram.js';
 import type { MeterStats } from '../credits/meter-stats.js';
+import type { RateLimitStats } from '../ratelimit/rate-limiter.js';
 
 export interface Metrics {
   registry: Registry;
@@ -117,4 +118,17 @@ export function watchMeter(registry: Registry, stats: MeterStats): void {
   collected(registry, 'sdg_meter_direct_charges_total', 'Charges whose lease was gone, taken from the available balance one by one', 'counter', () => [{ labels: {}, value: stats.directCharges }]);
   collected(registry, 'sdg_meter_leased_accounts', 'Accounts this process holds a lease on', 'gauge', () => [{ labels: {}, value: stats.now().accounts }]);
   collected(registry, 'sdg_meter_leased_unheld_credits', 'Credits leased by this process that no call holds', 'gauge', () => [{ labels: {}, value: stats.now().unheld }]);
+}
+
+/**
+ * The shared rate limiter's own series (see RateLimitStats): where requests were decided (from a
+ * lease, in Redis, or in the process while Redis is down), its script calls and the tokens leased.
+ */
+export function watchRateLimiter(registry: Registry, stats: RateLimitStats): void {
+  if (registry.getSingleMetric('sdg_rate_limit_decisions_total')) return;
+  collected(registry, 'sdg_rate_limit_decisions_total', "Rate-limit decisions, by where they were made: from this process's lease of an account's tokens, in Redis, or in the process while Redis could not be reached", 'counter', () =>
+    (['lease', 'redis', 'local'] as const).map((by) => ({ labels: { by }, value: stats.decided[by] })),
+  );
+  collected(registry, 'sdg_rate_limit_redis_calls_total', 'Script calls to Redis (one for the requests of an event-loop turn that no lease decided)', 'counter', () => [{ labels: {}, value: stats.calls }]);
+  collected(registry, 'sdg_rate_limit_leased_tokens_total', 'Tokens of the shared buckets leased to this process', 'counter', () => [{ labels: {}, value: stats.leasedTokens }]);
 }

@@ -29,7 +29,19 @@ export interface RateLimiter {
   ping?(): Promise<void>;
   /** A shared backend: who hears that it became unreachable (calls are then limited in the process) or reachable again. */
   onHealthChange?(handler: (reachable: boolean, err?: Error) => void): void;
+  /** A shared backend: where its decisions were made (read by /metrics). */
+  readonly stats?: RateLimitStats;
   close?(): Promise<void>;
+}
+
+/** What a shared rate limiter did in this process, as plain numbers (see watchRateLimiter in src/http/metrics.ts). */
+export interface RateLimitStats {
+  /** Requests decided, by where: from this process's lease, in Redis, or in the process while Redis is down. */
+  decided: { lease: number; redis: number; local: number };
+  /** Script calls made to Redis. */
+  calls: number;
+  /** Tokens leased to this process. */
+  leasedTokens: number;
 }
 
 interface Bucket {

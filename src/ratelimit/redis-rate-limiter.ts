@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { combine, MemoryRateLimiter, type BucketSpec, type MultiDecision, type RateDecision, type RateLimiter } from './rate-limiter.js';
+import { combine, MemoryRateLimiter, type BucketSpec, type MultiDecision, type RateDecision, type RateLimiter, type RateLimitStats } from './rate-limiter.js';
 
 // The same token buckets as MemoryRateLimiter, kept in Redis so every process of a deployment draws
 // from one bucket per account (or per address). Redis's own clock is used so app servers with skewed
@@ -201,6 +201,7 @@ export class RedisRateLimiter implements RateLimiter {
   private lastError: Error | undefined;
   /** This process's leases, by bucket. */
   private readonly leases = new Map<string, Lease>();
+  readonly stats: RateLimitStats = { decided: { lease: 0, redis: 0, local: 0 }, calls: 0, leasedTokens: 0 };
   private readonly prefix: string;
   private readonly leasing: boolean;
   private readonly leaseMs: number;
@@ -243,7 +244,10 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   takeAll(specs: BucketSpec[]): Promise<MultiDecision> | MultiDecision {
-    if (this.down && (this.redis.status !== 'ready' || Date.now() < this.retryAt)) return this.local.takeAll(specs);
+    if (this.down && (this.redis.status !== 'ready' || Date.now() < this.retryAt)) {
+      this.stats.decided.local++;
+      return this.local.takeAll(specs);
+    }
     const leased = this.leases.size > 0 ? this.fromLeases(specs) : undefined;
     if (leased) return leased;
     // Never rejected: a failed call is decided in the process instead (send).
@@ -273,12 +277,14 @@ export class RedisRateLimiter implements RateLimiter {
       l.tokens -= 1;
       tokens[i] = l.left + l.tokens;
     }
+    this.stats.decided.lease++;
     return combine(specs, tokens, true);
   }
 
   /** Adds a lease's grant (with the bucket's tokens in Redis before it), dropping expired leases now and then. */
   private leased(key: string, perMinute: number, granted: number, before: number, now: number): void {
     const left = before - granted;
+    this.stats.leasedTokens += granted;
     const l = this.leases.get(key);
     if (l && l.until > now && l.perMinute === perMinute) {
       l.tokens += granted;
@@ -339,12 +345,14 @@ export class RedisRateLimiter implements RateLimiter {
     }
     takes[0] = runs.length + leaseRuns.length;
     let out: Array<number | string>;
+    this.stats.calls++;
     try {
       out = await this.takeScript(0, this.prefix, names.length, ...names, ...takes);
     } catch (err) {
       // Decided in this process instead. (Had the call reached Redis before the connection dropped,
       // its tokens were taken there too: a stricter limit for a moment, never a looser one.)
       this.lost(err as Error);
+      this.stats.decided.local += batch.length;
       for (const w of batch) w.resolve(this.local.takeAll(w.specs));
       return;
     }
@@ -373,6 +381,7 @@ export class RedisRateLimiter implements RateLimiter {
             continue;
           }
         }
+        this.stats.decided.redis++;
         // Tokens after this request's take, or, refused, after the run's allowed ones.
         const taken = Math.min(j + 1, allowed);
         const tokens = new Array<number>(n);

@@ -8,7 +8,7 @@ import type { MeterStore } from '../credits/meter-store.js';
 import { meterStoreFor } from '../credits/meter-store-for.js';
 import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { createMetrics, watchMeter, type Metrics } from '../http/metrics.js';
+import { createMetrics, watchMeter, watchRateLimiter, type Metrics } from '../http/metrics.js';
 import type { JobDeps } from '../jobs/job-deps.js';
 import { CursorCodec } from '../pagination/cursor.js';
 import { MemoryRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
@@ -62,18 +62,19 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const meter = o.meter ?? meterStoreFor(store, { leaseSeconds: config.credits.leaseSeconds });
   const metrics = o.metrics ?? createMetrics();
   if (meter.stats) watchMeter(metrics.registry, meter.stats);
+  // One process: buckets in memory. Several: REDIS_URL shares them.
+  // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
+  // used, so the embedded default's heap holds none of them.
+  const rateLimiter: RateLimiter =
+    o.rateLimiter ?? (config.redisUrl ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter());
+  if (rateLimiter.stats) watchRateLimiter(metrics.registry, rateLimiter.stats);
   return {
     config,
     store,
     meter,
     keys: o.keys ?? new KeyResolver(meter, { cacheMs: config.credits.keyCacheMs }),
     cursors: o.cursors ?? new CursorCodec(secrets),
-    // One process: buckets in memory. Several: REDIS_URL shares them.
-    // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
-    // used, so the embedded default's heap holds none of them.
-    rateLimiter:
-      o.rateLimiter ??
-      (config.redisUrl ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter()),
+    rateLimiter,
     metrics,
     startedAt: o.startedAt ?? new Date(),
     secrets,

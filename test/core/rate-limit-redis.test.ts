@@ -296,8 +296,19 @@ if (url) {
       assert.ok(Number(r.headers['retry-after']) >= 1);
     });
 
-    test('an account far from its limit is served from a lease: one call to Redis, the headers counting down as one by one', async () => {
+    test('an account far from its limit is served from a lease: one call to Redis, the headers counting down as one by one, /metrics saying where each was decided', async () => {
       const acc = await h.account({ rateLimitPerMinute: 10_000 });
+      const series = async () => {
+        const text = (await h.app.inject({ url: '/metrics' })).body;
+        const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1]);
+        return {
+          lease: value('sdg_rate_limit_decisions_total{by="lease"}'),
+          redis: value('sdg_rate_limit_decisions_total{by="redis"}'),
+          calls: value('sdg_rate_limit_redis_calls_total'),
+          leased: value('sdg_rate_limit_leased_tokens_total'),
+        };
+      };
+      const before = await series();
       const redis = (h.deps.rateLimiter as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
       const send = redis.sendCommand.bind(redis);
       let calls = 0;
@@ -314,6 +325,11 @@ if (url) {
         }
         assert.deepEqual(remaining, [9_999, 9_998, 9_997]);
         assert.equal(calls, 1);
+        const after = await series();
+        assert.deepEqual(
+          Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof typeof before]])),
+          { lease: 2, redis: 1, calls: 1, leased: 100 },
+        );
       } finally {
         redis.sendCommand = send;
       }
