@@ -45,7 +45,7 @@ import { combine, MemoryRateLimiter, type BucketSpec, type MultiDecision, type R
 // refused while a lease granted meanwhile has tokens is allowed from it); and below a tenth of the
 // capacity no lease is granted, so near the limit every request is decided in Redis as before. What
 // a lease costs: another process may refuse while this one holds unspent tokens, at most one
-// lease's worth, for at most LEASE_MS. The RateLimit-Remaining of a request allowed from a lease
+// lease's worth for each process holding one, for at most LEASE_MS after its last grant. The RateLimit-Remaining of a request allowed from a lease
 // counts the bucket's tokens in Redis when the lease was granted plus what is left of the lease.
 /**
  * A field value longer than Redis's hash-max-listpack-value (64 bytes by default), written with every
