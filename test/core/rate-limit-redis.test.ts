@@ -8,6 +8,23 @@ import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 
 const url = process.env.TEST_REDIS_URL;
 
+/** Records the commands a limiter sends to Redis (each one's arguments), until `restore`. */
+function spyCommands(limiter: unknown): { sent: unknown[][]; restore: () => void } {
+  const redis = (limiter as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
+  const send = redis.sendCommand.bind(redis);
+  const sent: unknown[][] = [];
+  redis.sendCommand = (...args: unknown[]) => {
+    sent.push(((args[0] as { args?: unknown[] }).args ?? []) as unknown[]);
+    return send(...args);
+  };
+  return {
+    sent,
+    restore: () => {
+      redis.sendCommand = send;
+    },
+  };
+}
+
 if (url) {
   describe('Redis rate limiter', () => {
     const prefix = `sdg-test:${randomBytes(4).toString('hex')}:`;
@@ -33,13 +50,7 @@ if (url) {
     });
 
     test("one turn's requests are one script call, taken in order, each from all its buckets or none", async () => {
-      const redis = (a as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
-      const send = redis.sendCommand.bind(redis);
-      let calls = 0;
-      redis.sendCommand = (...args: unknown[]) => {
-        calls++;
-        return send(...args);
-      };
+      const spy = spyCommands(a);
       try {
         // Account bucket of 3 shared by two keys of 5: the account's empties first; a refused request
         // takes nothing from its key's bucket either.
@@ -48,7 +59,7 @@ if (url) {
           { key: 'acct_4', perMinute: 3 },
         ];
         const decisions = await Promise.all([...Array.from({ length: 3 }, () => a.takeAll(specs('key_4a'))), ...Array.from({ length: 3 }, () => a.takeAll(specs('key_4b')))]);
-        assert.equal(calls, 1, 'one round trip for the turn');
+        assert.equal(spy.sent.length, 1, 'one round trip for the turn');
         assert.deepEqual(
           decisions.map((d) => d.allowed),
           [true, true, true, false, false, false],
@@ -65,7 +76,7 @@ if (url) {
           [true, true, true, true, true, false],
         );
       } finally {
-        redis.sendCommand = send;
+        spy.restore();
       }
     });
 
@@ -135,13 +146,8 @@ if (url) {
 
     test('runs of requests with the same buckets are decided as one by one: the same allowed, remaining and refused bucket as the in-process limiter', async () => {
       const { MemoryRateLimiter } = await import('../../src/ratelimit/rate-limiter.js');
-      const redis = (a as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
-      const send = redis.sendCommand.bind(redis);
-      const sent: unknown[][] = [];
-      redis.sendCommand = (...args: unknown[]) => {
-        sent.push(((args[0] as { args: unknown[] }).args ?? []) as unknown[]);
-        return send(...args);
-      };
+      const spy = spyCommands(a);
+      const sent = spy.sent;
       try {
         // Two keys of one account (7 a minute), 5 and 4 a minute: runs of 3, 2, 4 and 3, interleaved.
         const x = () => [
@@ -165,7 +171,7 @@ if (url) {
         // reserve, buckets, two buckets' position and capacity) and their count; no lease under 100 a minute.
         assert.equal(sent[0]!.length, 2 + 1 + (1 + 3) + (1 + 4 * 7), sent[0]!.join(' '));
       } finally {
-        redis.sendCommand = send;
+        spy.restore();
       }
     });
 
@@ -179,23 +185,17 @@ if (url) {
       const c = new RedisRateLimiter(url, { prefix });
       // Connected, and the script known to Redis, before counting (too small a limit to lease).
       await c.take('lease_warm', 10);
-      const redis = (c as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
-      const send = redis.sendCommand.bind(redis);
-      let calls = 0;
-      redis.sendCommand = (...args: unknown[]) => {
-        calls++;
-        return send(...args);
-      };
+      const spy = spyCommands(c);
       const take = () => c.takeAll([{ key: 'lease_1', perMinute: 10_000 }]);
       try {
         // 10,000 a minute: leases of 100.
         const first = take();
         assert.ok(first instanceof Promise);
         assert.equal((await first).allowed, true);
-        assert.equal(calls, 1);
+        assert.equal(spy.sent.length, 1);
         const local = Array.from({ length: 100 }, take);
         assert.ok(local.every((d) => !(d instanceof Promise) && d.allowed), 'the lease answers at once');
-        assert.equal(calls, 1, 'no call to Redis');
+        assert.equal(spy.sent.length, 1, 'no call to Redis');
         // The bucket's tokens in Redis after the first request and the lease (10,000 - 1 - 100), plus
         // what is left of the lease: 100 after its first take, 0 after its last.
         assert.equal((local[0] as MultiDecision).remaining, 9_998);
@@ -204,9 +204,9 @@ if (url) {
         const next = take();
         assert.ok(next instanceof Promise);
         assert.equal((await next).allowed, true);
-        assert.equal(calls, 2);
+        assert.equal(spy.sent.length, 2);
       } finally {
-        redis.sendCommand = send;
+        spy.restore();
         await c.close();
       }
     });
@@ -309,13 +309,7 @@ if (url) {
         };
       };
       const before = await series();
-      const redis = (h.deps.rateLimiter as unknown as { redis: { sendCommand: (...args: unknown[]) => unknown } }).redis;
-      const send = redis.sendCommand.bind(redis);
-      let calls = 0;
-      redis.sendCommand = (...args: unknown[]) => {
-        calls++;
-        return send(...args);
-      };
+      const spy = spyCommands(h.deps.rateLimiter);
       try {
         const remaining: number[] = [];
         for (let i = 0; i < 3; i++) {
@@ -324,14 +318,14 @@ if (url) {
           remaining.push(Number(r.headers['ratelimit-remaining']));
         }
         assert.deepEqual(remaining, [9_999, 9_998, 9_997]);
-        assert.equal(calls, 1);
+        assert.equal(spy.sent.length, 1);
         const after = await series();
         assert.deepEqual(
           Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof typeof before]])),
           { lease: 2, redis: 1, calls: 1, leased: 100 },
         );
       } finally {
-        redis.sendCommand = send;
+        spy.restore();
       }
     });
   });
