@@ -53,21 +53,20 @@ export interface GroupEntries {
  * columns, $10 the time. The `= any($1)` conditions repeat the joins' for the planner: its generic
  * plan (used always, see connect.ts) knows no array's length, and without them it scanned every
  * account and every lease for each group at 1,000 accounts (test/scale/charge-plan.test.ts).
- * `list(n, type)` is the SQL of parameter n as an array of `type`.
  */
-const chargeGroupSql = (list: (n: number, type: 'text' | 'bigint') => string): string => `
+export const CHARGE_GROUP = `
       with v as (
-        select * from unnest(${list(1, 'text')}, ${list(2, 'bigint')}) as v(account_id, total)
+        select * from unnest($1::text[], $2::bigint[]) as v(account_id, total)
       ), d as (
         update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
-         where a.id = v.account_id and a.id = any(${list(1, 'text')})
+         where a.id = v.account_id and a.id = any($1::text[])
         returning a.id, a.balance
       ), mine as (
         update credit_leases c set amount = c.amount - v.total from v, d
-         where d.id = v.account_id and c.account_id = v.account_id and c.account_id = any(${list(1, 'text')}) and c.owner = $3 and c.amount >= v.total
+         where d.id = v.account_id and c.account_id = v.account_id and c.account_id = any($1::text[]) and c.owner = $3 and c.amount >= v.total
         returning c.account_id
       ), e as (
-        select * from unnest(${list(4, 'text')}, ${list(5, 'bigint')}, ${list(6, 'bigint')}, ${list(7, 'text')}, ${list(8, 'text')}, ${list(9, 'text')})
+        select * from unnest($4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
                  with ordinality as e(account_id, amount, later, request_id, key_id, endpoint, ord)
       ), ins as (
         insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
@@ -75,23 +74,6 @@ const chargeGroupSql = (list: (n: number, type: 'text' | 'bigint') => string): s
           from e join d on d.id = e.account_id order by e.ord
       )
       select id, balance, ${assertAllText('mine', 'd')} as checked from d`;
-
-/** The group charge with its columns as Postgres arrays (pg writes each as an array literal). */
-export const CHARGE_GROUP = chargeGroupSql((n, type) => `$${n}::${type}[]`);
-
-/**
- * The same statement with each column as one text, its values joined by commas, which Postgres
- * splits (an empty value is null). pg writes an array parameter as a literal, quoting and escaping
- * every element through two regular-expression replaces: for a group of 28 charges that took about
- * 160 µs of the process's CPU a statement against 120 this way, with Postgres's own time the same
- * (alternating loops of 3,000 statements, 2026-11-29). Used when no value holds a comma or is
- * empty, which is always so for the ids this service makes; else CHARGE_GROUP.
- */
-export const CHARGE_GROUP_LISTS = chargeGroupSql((n, type) => (type === 'text' ? `string_to_array($${n}, ',', '')` : `string_to_array($${n}, ',')::bigint[]`));
-
-/** Values that CHARGE_GROUP_LISTS carries as they are: none empty or holding a comma (null is written as empty). */
-const listable = (xs: ReadonlyArray<string | null>): boolean => xs.every((x) => x === null || (x.length > 0 && !x.includes(',')));
-const asList = (xs: ReadonlyArray<string | number | null>): string => xs.map((x) => x ?? '').join(',');
 
 export class LeaseStatements {
   constructor(
@@ -186,14 +168,9 @@ export class LeaseStatements {
    * as a whole (isLeaseGone) if any of the leases is gone.
    */
   async chargeGroup(ids: string[], totals: number[], e: GroupEntries): Promise<Array<{ id: string; balance: number }>> {
-    const at = nowIso();
-    // A group of one charge with no key sends an empty list of key ids, which Postgres splits into no
-    // value: unnest pads the shorter arrays it is given with nulls, so the entry's key is null still.
-    const query =
-      listable(ids) && listable(e.accountIds) && listable(e.requestIds) && listable(e.keyIds) && listable(e.endpoints)
-        ? CompiledQuery.raw(CHARGE_GROUP_LISTS, [asList(ids), asList(totals), this.owner, asList(e.accountIds), asList(e.amounts), asList(e.later), asList(e.requestIds), asList(e.keyIds), asList(e.endpoints), at])
-        : CompiledQuery.raw(CHARGE_GROUP, [ids, totals, this.owner, e.accountIds, e.amounts, e.later, e.requestIds, e.keyIds, e.endpoints, at]);
-    const r = await this.chargeDb.executeQuery<{ id: string; balance: number }>(query);
+    const r = await this.chargeDb.executeQuery<{ id: string; balance: number }>(
+      CompiledQuery.raw(CHARGE_GROUP, [ids, totals, this.owner, e.accountIds, e.amounts, e.later, e.requestIds, e.keyIds, e.endpoints, nowIso()]),
+    );
     return r.rows.map((x) => ({ id: x.id, balance: Number(x.balance) }));
   }
 
