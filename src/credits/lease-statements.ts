@@ -4,6 +4,7 @@
 // renewing a process's liveness locks only its own owner row.
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
+import { int8Array, textArray } from '../db/pg-binary-array.js';
 import type { Database } from '../db/schema.js';
 import type { ChargeInfo } from './meter-store.js';
 
@@ -165,11 +166,23 @@ export class LeaseStatements {
   /**
    * One group of charges from this process's leases: each account (`ids`, sorted) debited once by its
    * total, its lease reduced by as much, every ledger entry inserted with its balance after. Fails
-   * as a whole (isLeaseGone) if any of the leases is gone.
+   * as a whole (isLeaseGone) if any of the leases is gone. The arrays go in Postgres's binary format
+   * (pg-binary-array.ts): neither pg nor Postgres then quotes or parses an array literal.
    */
   async chargeGroup(ids: string[], totals: number[], e: GroupEntries): Promise<Array<{ id: string; balance: number }>> {
     const r = await this.chargeDb.executeQuery<{ id: string; balance: number }>(
-      CompiledQuery.raw(CHARGE_GROUP, [ids, totals, this.owner, e.accountIds, e.amounts, e.later, e.requestIds, e.keyIds, e.endpoints, nowIso()]),
+      CompiledQuery.raw(CHARGE_GROUP, [
+        textArray(ids),
+        int8Array(totals),
+        this.owner,
+        textArray(e.accountIds),
+        int8Array(e.amounts),
+        int8Array(e.later),
+        textArray(e.requestIds),
+        textArray(e.keyIds),
+        textArray(e.endpoints),
+        nowIso(),
+      ]),
     );
     return r.rows.map((x) => ({ id: x.id, balance: Number(x.balance) }));
   }
