@@ -26,6 +26,9 @@ export interface MeteredRoute {
 
 type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
 
+/** An answer's body: JSON text, or its UTF-8 bytes (JsonText). */
+type Body = string | Buffer;
+
 /** One queue for every free route of the process: a turn's answers go out together, whatever their routes. */
 const burst = new AnswerBurst();
 
@@ -33,17 +36,17 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   const inner = handler as unknown as Handler;
   const { cost } = route;
 
-  // The payload as the text to send: stored JSON as is, anything else through the route's serializer.
-  const toBody = (reply: FastifyReply, payload: unknown): string => {
+  // The payload as the body to send: stored JSON as is, anything else through the route's serializer.
+  const toBody = (reply: FastifyReply, payload: unknown): Body => {
     if (payload instanceof JsonText) {
       route.validate?.(reply.statusCode, JSON.parse(payload.text));
-      return payload.text;
+      return payload.body;
     }
     route.validate?.(reply.statusCode, payload);
     return reply.serialize(payload) as string;
   };
 
-  const send = (request: FastifyRequest, reply: FastifyReply, body: string): void => {
+  const send = (request: FastifyRequest, reply: FastifyReply, body: Body): void => {
     const m = request.metering!;
     // Header values as strings: Node's header writer is several µs slower per response given numbers.
     reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': countText(m.balanceAfter ?? request.auth!.balance), 'content-type': 'application/json; charset=utf-8' });
@@ -57,7 +60,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   const full = async function meteredHandler(this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const auth = request.auth!;
     const m = (request.metering = { charged: 0 } as NonNullable<FastifyRequest['metering']>);
-    let body: string;
+    let body: Body;
     try {
       if (request.method === 'POST' && request.headers['idempotency-key'] !== undefined) {
         const claim = await claimIdempotencyKey(deps.store, deps.config.idempotencyTtlHours, {
@@ -105,7 +108,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   };
 
   // After the handler: refund a non-2xx, keep an idempotent answer, charge, answer.
-  const settleAndSend = async (request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> => {
+  const settleAndSend = async (request: FastifyRequest, reply: FastifyReply, body: Body): Promise<void> => {
     const auth = request.auth!;
     const m = request.metering!;
     try {
@@ -115,7 +118,10 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       // been charged; if the charge then fails, undo drops it with the claim, so a retry runs anew.
       // (A process that dies between the two leaves a kept answer that was never charged: a replay
       // of it is free, which errs on the caller's side.)
-      if (m.idempotencyKey) await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, route.keptAnswer && reply.statusCode < 300 ? route.keptAnswer(body) : body);
+      if (m.idempotencyKey) {
+        const text = typeof body === 'string' ? body : body.toString('utf8');
+        await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, route.keptAnswer && reply.statusCode < 300 ? route.keptAnswer(text) : text);
+      }
       if (m.reservationId) {
         // The hold stays recorded until settled: if settling fails, undo releases it (a no-op if the
         // failed settle already let it go).
@@ -153,7 +159,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       const r = deps.meter.tryReserveSync?.(request.auth!.accountId, cost);
       if (!r?.ok) return full.call(this, request, reply);
       const m = (request.metering = { charged: 0, reservationId: r.reservationId } as NonNullable<FastifyRequest['metering']>);
-      let body: string;
+      let body: Body;
       try {
         const payload = inner.call(this, request, reply);
         if (payload instanceof Promise) return payload.then((p) => toBody(reply, p)).then((b) => settleAndSend(request, reply, b), (err) => undoThrow(deps, request, err));
@@ -185,7 +191,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
 }
 
 interface ChargeOutcome {
-  settled(request: FastifyRequest, reply: FastifyReply, body: string, s: Charged | undefined): void;
+  settled(request: FastifyRequest, reply: FastifyReply, body: Body, s: Charged | undefined): void;
   failed(request: FastifyRequest, reply: FastifyReply, err: unknown): void;
 }
 
@@ -195,7 +201,7 @@ class Settling implements SettleTarget {
     private readonly outcome: ChargeOutcome,
     private readonly request: FastifyRequest,
     private readonly reply: FastifyReply,
-    private readonly body: string,
+    private readonly body: Body,
   ) {}
 
   settled(s: Charged | undefined): void {

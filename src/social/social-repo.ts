@@ -53,9 +53,24 @@ export interface StoredTweetJson {
   json: string;
   /** When it was fetched, in ms: parsed once per read, which readers of the same turn share. */
   fetchedAtMs: number;
+  /**
+   * The JSON's UTF-8 bytes when it holds a character beyond ASCII, made once per copy read (its
+   * readers of a turn, or of the Postgres cache's entry, share it). Node would otherwise encode the
+   * answer to UTF-8 again for every reader, and measure it first for Content-Length: the tweet
+   * beyond Latin-1 cost about 1.7 µs of CPU a request more (bench/where-the-time-goes.md,
+   * 2026-11-29). An ASCII text is sent as a string, whose copy into the socket is cheaper than
+   * joining bytes.
+   */
+  utf8: Buffer | undefined;
 }
 
-export const storedTweetJson = (r: { data: string; fetched_at: string }): StoredTweetJson => ({ json: r.data, fetchedAtMs: Date.parse(r.fetched_at) });
+export const tweetJson = (json: string, fetchedAtMs: number): StoredTweetJson => ({
+  json,
+  fetchedAtMs,
+  utf8: Buffer.byteLength(json) === json.length ? undefined : Buffer.from(json),
+});
+
+export const storedTweetJson = (r: { data: string; fetched_at: string }): StoredTweetJson => tweetJson(r.data, Date.parse(r.fetched_at));
 
 export async function findTweetJson(db: Kysely<Database>, id: string): Promise<StoredTweetJson | undefined> {
   const r = await db.selectFrom('tweets').select(['data', 'fetched_at']).where('id', '=', id).executeTakeFirst();

@@ -12,6 +12,7 @@ import {
   findTweets,
   getListCache,
   putListCache,
+  tweetJson,
   upsertCommunity,
   upsertProfiles,
   upsertRetweets,
@@ -27,7 +28,8 @@ export interface Read<T> {
 }
 
 /** A fresh stored tweet comes as the JSON text it was stored as; a fetched one as the object. */
-export type TweetRead = { cached: true; json: string } | { cached: false; value: Tweet };
+/** A stored tweet (its JSON as stored, and its UTF-8 bytes beyond ASCII: StoredTweetJson), or one read from the source now. */
+export type TweetRead = { cached: true; json: string; utf8: Buffer | undefined } | { cached: false; value: Tweet };
 
 export interface Page<T> {
   items: T[];
@@ -82,12 +84,12 @@ export class SocialService {
    */
   freshTweet(id: string): TweetRead | undefined {
     const stored = this.lookup.known(id);
-    return stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds) ? { json: stored.json, cached: true } : undefined;
+    return stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds) ? { json: stored.json, utf8: stored.utf8, cached: true } : undefined;
   }
 
   async tweet(id: string): Promise<TweetRead> {
     const stored = await this.lookup.get(id);
-    if (stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds)) return { json: stored.json, cached: true };
+    if (stored && this.freshAt(stored.fetchedAtMs, this.cache.tweetSeconds)) return { json: stored.json, utf8: stored.utf8, cached: true };
     return this.fetchTweet(id);
   }
 
@@ -95,7 +97,7 @@ export class SocialService {
     const tweet = await this.source.getTweet(id).catch((e) => throwAsAppError(e, 'tweet'));
     const stamp = this.stamp();
     await this.tweets.write([tweet], stamp);
-    this.lookup.stored(id, { json: JSON.stringify(tweet), fetchedAtMs: Date.parse(stamp) });
+    this.lookup.stored(id, tweetJson(JSON.stringify(tweet), Date.parse(stamp)));
     return { value: tweet, cached: false };
   }
 

@@ -13,13 +13,14 @@ type Found = StoredTweetJson | undefined;
 export interface TweetLookupOptions {
   /** How long a stored tweet is served as fresh (CACHE_TWEET_SECONDS). */
   freshSeconds: number;
-  /** Memory the Postgres cache may hold, in bytes of JSON text (counted as UTF-16: 2 bytes a char). */
+  /** Memory the Postgres cache may hold, in bytes of JSON text (counted as UTF-16: 2 bytes a char) and of its UTF-8 copy beyond ASCII. */
   maxBytes: number;
   now?: () => number;
 }
 
 /** Per cached entry beyond its text: the Map entry, the key and the object (an estimate). */
 const ENTRY_OVERHEAD_BYTES = 160;
+const entryBytes = (c: StoredTweetJson): number => c.json.length * 2 + (c.utf8?.length ?? 0) + ENTRY_OVERHEAD_BYTES;
 
 export class TweetLookup {
   private readonly memo = new TurnMemo<string, Found>();
@@ -80,7 +81,7 @@ export class TweetLookup {
 
   private remember(id: string, copy: StoredTweetJson): void {
     if (!this.fresh(copy)) return;
-    const size = copy.json.length * 2 + ENTRY_OVERHEAD_BYTES;
+    const size = entryBytes(copy);
     if (size > this.opts.maxBytes) return;
     const old = this.cache.get(id);
     if (old) this.drop(id, old);
@@ -94,6 +95,6 @@ export class TweetLookup {
 
   private drop(id: string, c: StoredTweetJson): void {
     this.cache.delete(id);
-    this.bytes -= c.json.length * 2 + ENTRY_OVERHEAD_BYTES;
+    this.bytes -= entryBytes(c);
   }
 }

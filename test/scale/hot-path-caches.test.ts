@@ -98,4 +98,19 @@ describe('stored tweets cached in the process (postgres)', { skip: !pg }, () => 
     assert.ok(await lookup.get(ids.at(-2)!));
     assert.equal(lookup.known(ids.at(-2)!), undefined);
   });
+
+  test('a tweet beyond ASCII is held with its UTF-8 bytes, and they count against the bound', async () => {
+    const now = Date.now();
+    const t = { ...tweet('2000'), text: 'café ☕ 𝄞 '.repeat(30) };
+    await tweetStoreFor(ts.store).write([t], new Date(now).toISOString());
+    const lookup = new TweetLookup(ts.store, { freshSeconds: 60, maxBytes: 1 << 20, now: () => now });
+    const held = await lookup.get('2000');
+    assert.ok(held?.utf8, 'the UTF-8 copy is made once, with the entry');
+    assert.equal(held.utf8.toString('utf8'), held.json);
+    assert.deepEqual(JSON.parse(held.json), t);
+    assert.ok(lookup.size().bytes >= held.json.length * 2 + held.utf8.length, `${lookup.size().bytes} bytes counted`);
+    // An ASCII tweet keeps no second copy.
+    await tweetStoreFor(ts.store).write([tweet('2001')], new Date(now).toISOString());
+    assert.equal((await lookup.get('2001'))?.utf8, undefined);
+  });
 });

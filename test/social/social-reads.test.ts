@@ -65,6 +65,33 @@ for (const backend of backends()) {
       assert.equal(json<{ meta: { cached: boolean } }>(again).meta.cached, true);
     });
 
+    test('a stored tweet beyond ASCII answers the same data, its exact bytes and length, and is charged', async () => {
+      let id: string | undefined;
+      for (const userId of sample.userIds) {
+        id = (await demo.getUserTweets(userId, { limit: 100 })).items.find((t) => [...JSON.stringify(t)].some((c) => c.codePointAt(0)! > 0xff))?.id;
+        if (id) break;
+      }
+      assert.ok(id, 'the demo network has a tweet beyond Latin-1');
+      const before = (await getBalance(h.deps.store.db, a.accountId))!.balance;
+      const first = await get(`/social/v1/tweets/${id}`);
+      assert.equal(first.statusCode, 200, first.body);
+      for (let i = 0; i < 2; i++) {
+        const r = await get(`/social/v1/tweets/${id}`);
+        assert.equal(r.statusCode, 200, r.body);
+        const b = json<{ data: Tweet; meta: { cached: boolean; requestId: string } }>(r);
+        assert.equal(b.meta.cached, true);
+        assert.deepEqual(b.data, await demo.getTweet(id));
+        assert.equal(b.meta.requestId, r.headers['x-request-id']);
+        assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(Number(r.headers['content-length']), r.rawPayload.length);
+        assert.equal(r.rawPayload.toString('utf8'), r.body);
+        assert.equal(r.headers['x-credits-charged'], '100');
+      }
+      const after = (await getBalance(h.deps.store.db, a.accountId))!.balance;
+      assert.equal(after, before - 300);
+      assert.equal(await ledgerSum(h.deps.store.db, a.accountId), after);
+    });
+
     test('community by id', async () => {
       const r = await get(`/social/v1/communities/${sample.communityIds[0]}`);
       assert.equal(r.statusCode, 200, r.body);
