@@ -16,6 +16,9 @@ export interface BucketSpec {
   perMinute: number;
 }
 
+/** At least one bucket: a decision reports one bucket's numbers, and none would leave nothing to report. */
+export type BucketSpecs = readonly [BucketSpec, ...BucketSpec[]];
+
 /** The decision over several buckets: `refused` is the index of the first bucket that had no token. */
 export interface MultiDecision extends RateDecision {
   refused: number | undefined;
@@ -24,7 +27,7 @@ export interface MultiDecision extends RateDecision {
 export interface RateLimiter {
   take(key: string, perMinute: number): Promise<RateDecision> | RateDecision;
   /** Draws from every bucket or from none, in one step (one round trip on a shared backend). */
-  takeAll(buckets: BucketSpec[]): Promise<MultiDecision> | MultiDecision;
+  takeAll(buckets: BucketSpecs): Promise<MultiDecision> | MultiDecision;
   /** Readiness: throws when the shared backend cannot be reached. */
   ping?(): Promise<void>;
   /** A shared backend: who hears that it became unreachable (calls are then limited in the process) or reachable again. */
@@ -54,7 +57,7 @@ interface Bucket {
  * without a token; an allowed request reports the bucket with the fewest tokens left, the one that
  * will bind first.
  */
-export function combine(buckets: BucketSpec[], tokens: number[], allowed: boolean): MultiDecision {
+export function combine(buckets: BucketSpecs, tokens: number[], allowed: boolean): MultiDecision {
   let pick = 0;
   let refused: number | undefined;
   if (!allowed) {
@@ -87,7 +90,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.takeAll([{ key, perMinute }]);
   }
 
-  takeAll(specs: BucketSpec[]): MultiDecision {
+  takeAll(specs: BucketSpecs): MultiDecision {
     const now = this.now();
     // Every request runs this: plain loops, and a Map write only for a new bucket.
     const bs: Bucket[] = [];

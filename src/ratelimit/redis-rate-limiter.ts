@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { combine, MemoryRateLimiter, type BucketSpec, type MultiDecision, type RateDecision, type RateLimiter, type RateLimitStats } from './rate-limiter.js';
+import { combine, MemoryRateLimiter, type BucketSpecs, type MultiDecision, type RateDecision, type RateLimiter, type RateLimitStats } from './rate-limiter.js';
 
 // The same token buckets as MemoryRateLimiter, kept in Redis so every process of a deployment draws
 // from one bucket per account (or per address). Redis's own clock is used so app servers with skewed
@@ -130,7 +130,7 @@ return out
 `;
 
 /** Same buckets in the same order, none twice (a bucket named twice takes two tokens a request, which a run's count does not model). */
-function sameBuckets(a: BucketSpec[], b: BucketSpec[]): boolean {
+function sameBuckets(a: BucketSpecs, b: BucketSpecs): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     if (a[i]!.key !== b[i]!.key || a[i]!.perMinute !== b[i]!.perMinute) return false;
@@ -142,7 +142,7 @@ function sameBuckets(a: BucketSpec[], b: BucketSpec[]): boolean {
 type TakeFn = (numberOfKeys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
 
 interface Waiting {
-  specs: BucketSpec[];
+  specs: BucketSpecs;
   resolve: (d: MultiDecision) => void;
 }
 
@@ -243,7 +243,7 @@ export class RedisRateLimiter implements RateLimiter {
     return this.takeAll([{ key, perMinute }]);
   }
 
-  takeAll(specs: BucketSpec[]): Promise<MultiDecision> | MultiDecision {
+  takeAll(specs: BucketSpecs): Promise<MultiDecision> | MultiDecision {
     if (this.down && (this.redis.status !== 'ready' || Date.now() < this.retryAt)) {
       this.stats.decided.local++;
       return this.local.takeAll(specs);
@@ -262,7 +262,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /** The request allowed from this process's leases, if each of its buckets has a live one with a token. */
-  private fromLeases(specs: BucketSpec[]): MultiDecision | undefined {
+  private fromLeases(specs: BucketSpecs): MultiDecision | undefined {
     const now = Date.now();
     // A bucket named twice takes two tokens of its lease: asking each lease for as many as there are
     // buckets keeps it from going below 0.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
-import type { MultiDecision } from '../../src/ratelimit/rate-limiter.js';
+import type { BucketSpecs, MultiDecision } from '../../src/ratelimit/rate-limiter.js';
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 
 const url = process.env.TEST_REDIS_URL;
@@ -54,7 +54,7 @@ if (url) {
       try {
         // Account bucket of 3 shared by two keys of 5: the account's empties first; a refused request
         // takes nothing from its key's bucket either.
-        const specs = (key: string) => [
+        const specs = (key: string): BucketSpecs => [
           { key, perMinute: 5 },
           { key: 'acct_4', perMinute: 3 },
         ];
@@ -150,11 +150,11 @@ if (url) {
       const sent = spy.sent;
       try {
         // Two keys of one account (7 a minute), 5 and 4 a minute: runs of 3, 2, 4 and 3, interleaved.
-        const x = () => [
+        const x = (): BucketSpecs => [
           { key: 'key_8x', perMinute: 5 },
           { key: 'acct_8', perMinute: 7 },
         ];
-        const y = () => [
+        const y = (): BucketSpecs => [
           { key: 'key_8y', perMinute: 4 },
           { key: 'acct_8', perMinute: 7 },
         ];
