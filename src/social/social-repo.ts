@@ -57,7 +57,7 @@ export interface StoredTweetJson {
    * The JSON's UTF-8 bytes when it holds a character beyond ASCII, made once per copy read (its
    * readers of a turn, or of the Postgres cache's entry, share it). Node would otherwise encode the
    * answer to UTF-8 again for every reader, and measure it first for Content-Length: the tweet
-   * beyond Latin-1 cost about 1.7 µs of CPU a request more (bench/where-the-time-goes.md,
+   * beyond Latin-1 cost about 1.85 µs of CPU a request more (bench/where-the-time-goes.md,
    * 2026-11-29). An ASCII text is sent as a string, whose copy into the socket is cheaper than
    * joining bytes.
    */

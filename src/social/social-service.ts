@@ -27,8 +27,7 @@ export interface Read<T> {
   cached: boolean;
 }
 
-/** A fresh stored tweet comes as the JSON text it was stored as; a fetched one as the object. */
-/** A stored tweet (its JSON as stored, and its UTF-8 bytes beyond ASCII: StoredTweetJson), or one read from the source now. */
+/** A fresh stored tweet comes as the JSON text it was stored as (and its UTF-8 bytes beyond ASCII: StoredTweetJson); a fetched one as the object. */
 export type TweetRead = { cached: true; json: string; utf8: Buffer | undefined } | { cached: false; value: Tweet };
 
 export interface Page<T> {
