@@ -12,7 +12,6 @@ import {
   findTweets,
   getListCache,
   putListCache,
-  tweetJson,
   upsertCommunity,
   upsertProfiles,
   upsertRetweets,
@@ -96,7 +95,7 @@ export class SocialService {
     const tweet = await this.source.getTweet(id).catch((e) => throwAsAppError(e, 'tweet'));
     const stamp = this.stamp();
     await this.tweets.write([tweet], stamp);
-    this.lookup.stored(id, tweetJson(JSON.stringify(tweet), Date.parse(stamp)));
+    this.lookup.stored(id, JSON.stringify(tweet), Date.parse(stamp));
     return { value: tweet, cached: false };
   }
 

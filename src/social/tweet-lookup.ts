@@ -6,7 +6,7 @@
 // (TWEET_CACHE_MB, oldest dropped first). Another process's newer copy is seen once ours expires.
 import type { Store } from '../db/connect.js';
 import { TurnMemo } from '../db/turn-memo.js';
-import { findTweetJson, storedTweetJson, type StoredTweetJson } from './social-repo.js';
+import { findTweetJson, storedTweetJson, tweetJson, type StoredTweetJson } from './social-repo.js';
 
 type Found = StoredTweetJson | undefined;
 
@@ -64,10 +64,11 @@ export class TweetLookup {
     return found;
   }
 
-  /** After this process stored a newer copy. */
-  stored(id: string, copy: StoredTweetJson): void {
+  /** After this process stored a newer copy (its JSON, fetched at `fetchedAtMs`). */
+  stored(id: string, json: string, fetchedAtMs: number): void {
+    // SQLite reads the new copy on its next turn: only the Postgres cache keeps one (with its bytes).
     if (this.readSync) this.memo.delete(id);
-    else this.remember(id, copy);
+    else this.remember(id, tweetJson(json, fetchedAtMs));
   }
 
   /** Entries and bytes held (tests, metrics). */
