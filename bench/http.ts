@@ -132,6 +132,33 @@ async function pin(pid: number): Promise<void> {
   }
 }
 
+/**
+ * On Postgres + Redis, the stores' processes (and the backends Postgres forks meanwhile, which inherit
+ * the postmaster's CPUs) run on wrk's CPU while the servers are measured, so that the server's CPU is
+ * its own, as bare Fastify's is, and as on a deployment, whose stores are other hosts. Left to the
+ * scheduler, Postgres's backend ran on the server's CPU part of the time: the server's CPU a request
+ * rose and the group charge waited for a CPU (where-the-time-goes, 2026-11-29 13:20). Gives back
+ * what puts each process back on the CPUs it had.
+ */
+async function pinStores(): Promise<() => Promise<void>> {
+  if (!pinning) return async () => undefined;
+  const before: Array<{ pid: string; mask: string }> = [];
+  try {
+    for (const { pid } of storeProcesses()) {
+      const mask = /affinity mask: ([0-9a-f]+)/.exec((await run('taskset', ['-p', pid])).stdout)?.[1];
+      if (!mask) continue;
+      await run('taskset', ['-a', '-c', '-p', WRK_CPU, pid]);
+      before.push({ pid, mask });
+    }
+  } catch (err) {
+    // Not allowed (another user's processes) or exited meanwhile: measured unpinned, and said so.
+    console.error(`the stores' processes could not all be pinned to CPU ${WRK_CPU} (${(err as Error).message.split('\n')[0]}): Postgres and Redis share the server's CPU in this run`);
+  }
+  return async () => {
+    for (const { pid, mask } of before) await run('taskset', ['-a', '-p', mask, pid]).catch(() => undefined);
+  };
+}
+
 function ms(text: string, label: string): number {
   const m = new RegExp(`${label}\\s+([0-9.]+)(us|ms|s)`).exec(text);
   if (!m) return NaN;
@@ -161,8 +188,9 @@ interface HostCpu {
 
 const TICK_US = 10_000;
 
-function hostCpu(): HostCpu {
-  const out: HostCpu = { postgres: 0, redis: 0, busy: 0, idle: 0 };
+/** The host's Postgres and Redis processes, with the fields of their /proc stat after the command's name. */
+function storeProcesses(): Array<{ pid: string; which: 'postgres' | 'redis'; fields: string[] }> {
+  const out: Array<{ pid: string; which: 'postgres' | 'redis'; fields: string[] }> = [];
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     let stat: string;
@@ -173,11 +201,15 @@ function hostCpu(): HostCpu {
     }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const which = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : undefined;
-    if (!which) continue;
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime, stime, and cutime, cstime: a backend that exits during the run is counted in its postmaster's.
-    out[which] += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_US;
+    if (which) out.push({ pid, which, fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') });
   }
+  return out;
+}
+
+function hostCpu(): HostCpu {
+  const out: HostCpu = { postgres: 0, redis: 0, busy: 0, idle: 0 };
+  // utime, stime, and cutime, cstime: a backend that exits during the run is counted in its postmaster's.
+  for (const { which, fields: f } of storeProcesses()) out[which] += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_US;
   // The first line: user nice system idle iowait irq softirq steal (in ticks, all CPUs).
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
@@ -373,10 +405,12 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
   const store = await benchStore(backend);
   const env = serverEnv(store.env);
   const servers: ServerProcess[] = [];
+  let unpinStores = async (): Promise<void> => undefined;
   const luaDir = mkdtempSync(join(tmpdir(), 'sdg-bench-lua-'));
   try {
     const keys = await benchKeys(env, opts.accounts ?? 1, opts.storedAccounts);
     for (let i = 0; i < nProc; i++) servers.push(await startOurs(env));
+    if (backend === 'postgres') unpinStores = await pinStores();
     // One key: a header. Several: a wrk script hands them out in turn, one per request.
     let keyArgs: { headers: Record<string, string>; script?: string } = { headers: { 'x-api-key': keys[0]! } };
     if (keys.length > 1) {
@@ -409,6 +443,7 @@ export async function benchHttp(opts: HttpBenchOptions = {}): Promise<HttpResult
     }
     return best;
   } finally {
+    await unpinStores();
     bare.kill('SIGTERM');
     for (const s of servers) await s.stop();
     await store.dispose();
@@ -431,6 +466,7 @@ export async function benchFreshServers(opts: { backend: 'embedded' | 'postgres'
       const env = serverEnv(store.env);
       const [key] = await benchKeys(env, 1);
       const server = await startOurs(env);
+      const unpinStores = opts.backend === 'postgres' ? await pinStores() : async () => undefined;
       try {
         const url = `${server.url}${(await benchTweets(env)).wide}`;
         await fillTweet(url, key!, 'wide');
@@ -438,6 +474,7 @@ export async function benchFreshServers(opts: { backend: 'embedded' | 'postgres'
         console.error(`${res.name}: ${res.requestsPerSec} req/s, p99 ${res.p99Ms} ms, ${res.cpuUsPerRequest} µs CPU/request, GC ${res.gc?.usPerRequest} µs/request, ${res.gc?.fullPerMinute} full GCs/min`);
         out.push(res);
       } finally {
+        await unpinStores();
         await server.stop();
       }
     } finally {
