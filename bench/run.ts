@@ -109,7 +109,10 @@ ${
     ? 'Not measured in this run (BENCH_POSTGRES=0).'
     : `The same servers and load with \`DATABASE_URL\` and \`REDIS_URL\` set (a fresh schema of this machine's
 Postgres, its Redis), in ${Math.min(rounds, 3)} rounds each, best kept; bare Fastify measured again in each group.
-With 50 accounts, wrk hands out their keys in turn (one per request). With two API processes, both
+Postgres's and Redis's processes are pinned to wrk's CPU while the servers are measured (and put
+back after), so the server's CPU is its own, as bare Fastify's is and as on a deployment whose
+stores are other hosts; runs before 2026-11-29 12:35 UTC left them to the scheduler, which put
+Postgres's backend on the server's CPU part of the time. With 50 accounts, wrk hands out their keys in turn (one per request). With two API processes, both
 are pinned to the same server CPU and each takes half the connections: on this 2-core host a second
 process adds no CPU, so the figure shows what sharing the store costs, not what a bigger host gains.
 
