@@ -1,7 +1,13 @@
 // The SQL of Postgres metering on leases (the protocol is in postgres-meter-store.ts). Each method is
-// one statement (one round trip, atomic), except the sweep. Every statement that touches both locks
-// the account rows before the lease rows, accounts in id order, so none can deadlock with another;
-// renewing a process's liveness locks only its own owner row.
+// one statement (one round trip, atomic), except the sweep. Lock order, so that none can deadlock
+// with another: a process's owner row, then account rows (in id order), then lease rows. Renewing a
+// process's liveness locks only its own owner row.
+//
+// What a lease has spent (migration 014): a group charge leaves the lease rows alone and names its
+// process on each ledger entry (lease_owner). A lease row's amount is what it was granted less what
+// was spent up to its synced_id; its process's entries for the account after synced_id are spent
+// too. The process folds them in every second (sync(), from the totals of the groups it saw commit);
+// a drop or a sweep reads them from the ledger, from synced_id on (the primary key's range).
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
 import { int8Array, textArray } from '../db/pg-binary-array.js';
@@ -34,6 +40,8 @@ export interface LeaseRow {
   others: number;
   /** Credits in leases of processes that stopped renewing (not swept yet). */
   expired: number;
+  /** This process's epoch (changed by every sweep of its leases); null while it has no owner row (none granted yet). */
+  epoch: number | null;
 }
 
 /** One group's ledger entries, column by column (`later`: credits charged after each in the group). */
@@ -51,30 +59,39 @@ export interface GroupEntries {
  * building and compiling it through Kysely's template on each call took about 26 µs of the
  * process's CPU for a group of 25 (of about 100 µs; a `select 1` through the same pool takes about
  * 40). Parameters: $1 the account ids (sorted), $2 their totals, $3 the owner, $4-$9 the entries'
- * columns, $10 the time. The `= any($1)` conditions repeat the joins' for the planner: its generic
- * plan (used always, see connect.ts) knows no array's length, and without them it scanned every
- * account and every lease for each group at 1,000 accounts (test/scale/charge-plan.test.ts).
+ * columns, $10 the time, $11 the owner's epoch as this process knows it. The `= any($1)` condition
+ * repeats the join's for the planner: its generic plan (used always, see connect.ts) knows no
+ * array's length, and without it it scanned every account for each group at 1,000 accounts
+ * (test/scale/charge-plan.test.ts).
+ *
+ * First the owner row is locked (FOR SHARE, before any account: the lock order), and the statement
+ * fails (LEASE_GONE) unless it still has the epoch this process knows: a sweep of this process's
+ * leases changes it, after waiting for this lock, so it sees every group that committed and no group
+ * after it spends what it gave back. The lease rows are not touched: each entry names its owner,
+ * and the answer's last_id (the group's highest entry id) tells the process up to where its totals
+ * are folded in by its next sync.
  */
 export const CHARGE_GROUP = `
-      with v as (
+      with o as materialized (
+        select owner from credit_lease_owners where owner = $3 and epoch = $11::bigint for share
+      ), chk as materialized (
+        select (case when count(*) = 1 then '1' else '${LEASE_GONE}' end)::int as ok from o
+      ), v as (
         select * from unnest($1::text[], $2::bigint[]) as v(account_id, total)
       ), d as (
         update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
-         where a.id = v.account_id and a.id = any($1::text[])
+         where a.id = v.account_id and a.id = any($1::text[]) and (select ok from chk) = 1
         returning a.id, a.balance
-      ), mine as (
-        update credit_leases c set amount = c.amount - v.total from v, d
-         where d.id = v.account_id and c.account_id = v.account_id and c.account_id = any($1::text[]) and c.owner = $3 and c.amount >= v.total
-        returning c.account_id
       ), e as (
         select * from unnest($4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
                  with ordinality as e(account_id, amount, later, request_id, key_id, endpoint, ord)
       ), ins as (
-        insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
-        select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, $10
+        insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at, lease_owner)
+        select e.account_id, 'charge', -e.amount, d.balance + e.later, e.request_id, e.key_id, e.endpoint, null, $10, $3
           from e join d on d.id = e.account_id order by e.ord
+        returning id
       )
-      select id, balance, ${assertAllText('mine', 'd')} as checked from d`;
+      select id, balance, (select max(id) from ins) as last_id from d`;
 
 export class LeaseStatements {
   constructor(
@@ -92,14 +109,20 @@ export class LeaseStatements {
       with acc as (
         update accounts set reserved = reserved + ${amount} where id = ${a} and balance - reserved >= ${amount} returning id
       ), alive as (
-        -- Only made if missing (the first lease, or after a sweep): renewing it is renew()'s. An
-        -- update here locked the one row every lease of this process wrote, and they queued on it.
+        -- Only made if missing (the first lease): renewing it is renew()'s. An update here locked
+        -- the one row every lease of this process wrote, and they queued on it; an insert tried on
+        -- a row that exists would wait for a sweep updating it, while this statement holds the
+        -- account row that sweep locks next (the lock order is the owner row first).
         insert into credit_lease_owners (owner, expires_at)
         select ${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}) from acc
+         where not exists (select 1 from credit_lease_owners where owner = ${this.owner})
         on conflict (owner) do nothing
+        returning epoch
       ), mine as (
-        insert into credit_leases (account_id, owner, amount)
-        select acc.id, ${this.owner}, ${amount} from acc
+        -- A new row starts synced at the ledger's end: entries of an earlier row of this account and
+        -- process were counted when that row was deleted (dropLease, deleteEmpty or a sweep).
+        insert into credit_leases (account_id, owner, amount, synced_id)
+        select acc.id, ${this.owner}, ${amount}, (select coalesce(max(id), 0) from ledger_entries) from acc
         on conflict (account_id, owner) do update set amount = credit_leases.amount + excluded.amount
         returning amount
       ), live as (
@@ -114,6 +137,7 @@ export class LeaseStatements {
              (select balance - reserved from accounts where id = ${a}) as free,
              (select count(*) from live where wanted and amount > 0) as waiting,
              (select count(*) from live where amount > 0) as others,
+             coalesce((select epoch from alive), (select epoch from credit_lease_owners where owner = ${this.owner})) as epoch,
              (select coalesce(sum(l.amount), 0)::bigint from credit_leases l left join credit_lease_owners o on o.owner = l.owner
                where l.account_id = ${a} and (o.owner is null or o.expires_at < now())) as expired`.execute(this.db);
     return r.rows[0]!;
@@ -132,16 +156,28 @@ export class LeaseStatements {
       select ${assertAll('mine', 'acc')}`.execute(this.db);
   }
 
-  /** Gives back whatever is left of this process's lease on the account, and deletes it. */
+  /**
+   * Gives back whatever is left of this process's lease on the account (its amount less what its
+   * entries after synced_id spent), and deletes it. synced_id is read first and given to the second
+   * statement as a value, so that Postgres plans the ledger's read as the primary key's short range
+   * it is (compared with a column, it guessed a third of the table and read the account's every entry).
+   */
   async dropLease(accountId: string): Promise<void> {
-    await sql`
-      with acc as (
-        select id from accounts where id = ${accountId} for update
-      ), x as (
-        delete from credit_leases where account_id in (select id from acc) and owner = ${this.owner} returning amount
-      )
-      update accounts set reserved = reserved - x.amount from x where accounts.id = ${accountId}`.execute(this.db);
+    await this.db.transaction().execute(async (trx) => {
+      await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
+      const row = (await sql<{ synced_id: string }>`select synced_id from credit_leases where account_id = ${accountId} and owner = ${this.owner} for update`.execute(trx)).rows[0];
+      if (!row) return;
+      await sql`
+        with spent as (
+          select coalesce(sum(-amount), 0)::bigint as amount from ledger_entries
+           where id > ${Number(row.synced_id)} and lease_owner = ${this.owner} and account_id = ${accountId}
+        ), x as (
+          delete from credit_leases where account_id = ${accountId} and owner = ${this.owner} returning amount
+        )
+        update accounts set reserved = reserved - (x.amount - (select amount from spent)) from x where accounts.id = ${accountId}`.execute(trx);
+    });
   }
+
 
   /** The accounts whose lease other processes asked this one to give back. */
   async wanted(): Promise<string[]> {
@@ -149,28 +185,44 @@ export class LeaseStatements {
     return r.rows.map((x) => x.account_id);
   }
 
-  /** Deletes this process's empty lease rows of the given accounts (a row leased meanwhile is not empty and stays). */
+  /** Deletes this process's empty lease rows of the given accounts, synced first (a row leased meanwhile is not empty and stays). */
   async deleteEmpty(accountIds: string[]): Promise<void> {
     await sql`delete from credit_leases where owner = ${this.owner} and account_id = any(${accountIds}::text[]) and amount = 0`.execute(this.db);
   }
 
-  /** Renews this process's liveness; true if its row was gone (it stalled, and its leases were swept). */
-  async renew(): Promise<boolean> {
-    const r = await sql<{ fresh: boolean }>`
+
+  /** Renews this process's liveness; its epoch, new if its row was gone or its leases were swept (it stalled). */
+  async renew(): Promise<number> {
+    const r = await sql<{ epoch: string }>`
       insert into credit_lease_owners (owner, expires_at) values (${this.owner}, now() + make_interval(secs => ${this.leaseMs / 1000}))
       on conflict (owner) do update set expires_at = excluded.expires_at
-      returning (xmax = 0) as fresh`.execute(this.db);
-    return r.rows[0]?.fresh === true;
+      returning epoch`.execute(this.db);
+    return Number(r.rows[0]!.epoch);
   }
 
   /**
+   * Folds what this process's leases spent into their rows: `spent` by account, the totals of the
+   * groups this process saw commit since its last sync, whose entries go up to `lastId`. The groups
+   * of a process go one at a time, so its entries up to lastId are exactly those groups'. A row made
+   * after them (the lease dropped or swept, then leased anew) starts synced past lastId and is left
+   * alone: its entries were counted when the row before it was deleted.
+   */
+  async sync(accountIds: string[], spent: number[], lastId: number): Promise<void> {
+    await sql`
+      update credit_leases c set amount = c.amount - s.spent, synced_id = ${lastId}
+        from unnest(${accountIds}::text[], ${spent}::bigint[]) as s(account_id, spent)
+       where c.owner = ${this.owner} and c.account_id = s.account_id and c.synced_id < ${lastId}`.execute(this.db);
+  }
+
+
+  /**
    * One group of charges from this process's leases: each account (`ids`, sorted) debited once by its
-   * total, its lease reduced by as much, every ledger entry inserted with its balance after. Fails
-   * as a whole (isLeaseGone) if any of the leases is gone. The arrays go in Postgres's binary format
+   * total, every ledger entry inserted with its balance after and this process's name. Fails as a
+   * whole (isLeaseGone) if this process's leases were swept since it learned `epoch`. The arrays go in Postgres's binary format
    * (pg-binary-array.ts): neither pg nor Postgres then quotes or parses an array literal.
    */
-  async chargeGroup(ids: string[], totals: number[], e: GroupEntries): Promise<Array<{ id: string; balance: number }>> {
-    const r = await this.chargeDb.executeQuery<{ id: string; balance: number }>(
+  async chargeGroup(ids: string[], totals: number[], e: GroupEntries, epoch: number): Promise<{ balances: Array<{ id: string; balance: number }>; lastId: number }> {
+    const r = await this.chargeDb.executeQuery<{ id: string; balance: number; last_id: string | null }>(
       CompiledQuery.raw(CHARGE_GROUP, [
         textArray(ids),
         int8Array(totals),
@@ -182,9 +234,10 @@ export class LeaseStatements {
         textArray(e.keyIds),
         textArray(e.endpoints),
         nowIso(),
+        epoch,
       ]),
     );
-    return r.rows.map((x) => ({ id: x.id, balance: Number(x.balance) }));
+    return { balances: r.rows.map((x) => ({ id: x.id, balance: Number(x.balance) })), lastId: Number(r.rows[0]?.last_id ?? 0) };
   }
 
   /** One charge taken from the account's available balance (no lease); `balance` null if it does not cover it. */
@@ -201,34 +254,56 @@ export class LeaseStatements {
   }
 
   /**
-   * Gives the leases of processes that stopped renewing back to their accounts; the number swept.
-   * Deletes each lease before crediting it back, so two processes sweeping at once release each once.
+   * Gives the leases of processes that stopped renewing back to their accounts (what each has left:
+   * its amount less what its entries after synced_id spent); the number swept. First each such
+   * process's owner row is locked and its epoch changed: the lock waits for that process's group in
+   * flight, whose entries the statements after it then see, and the new epoch fails every group of
+   * that process after it. Each lease is deleted before being credited back, so two processes
+   * sweeping at once release each once. Owner rows stay, expired, for a day (a process that stalled
+   * that long and resumes then makes a new row, with a new epoch).
    */
   async sweep(): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
-      const dead = await sql<{ account_id: string }>`
-        select distinct l.account_id from credit_leases l left join credit_lease_owners o on o.owner = l.owner
-         where o.owner is null or o.expires_at < now()`.execute(trx);
+      const dead = await sql<{ owner: string }>`
+        select o.owner from credit_lease_owners o
+         where o.expires_at < now() and exists (select 1 from credit_leases l where l.owner = o.owner)
+         order by o.owner for update`.execute(trx);
+      const owners = dead.rows.map((r) => r.owner);
+      if (owners.length > 0) await sql`update credit_lease_owners set epoch = nextval('credit_lease_epochs') where owner = any(${owners}::text[])`.execute(trx);
+      // Also rows whose owner row is gone (none should be: an owner row goes only without leases).
+      const doomed = sql`(l.owner = any(${owners}::text[]) or not exists (select 1 from credit_lease_owners o where o.owner = l.owner))`;
+      const rows = await sql<{ account_id: string; synced_id: string }>`select l.account_id, l.synced_id from credit_leases l where ${doomed}`.execute(trx);
       let swept = 0;
-      if (dead.rows.length > 0) {
-        const ids = dead.rows.map((r) => r.account_id).sort();
+      if (rows.rows.length > 0) {
+        const ids = [...new Set(rows.rows.map((r) => r.account_id))].sort();
+        // The ledger is read from the lowest synced_id on, given as a value (see dropLease).
+        const from = Math.min(...rows.rows.map((r) => Number(r.synced_id)));
         await sql`select id from accounts where id = any(${ids}::text[]) order by id for update`.execute(trx);
         const r = await sql<{ swept: number }>`
           with x as (
-            delete from credit_leases l
-             where l.account_id = any(${ids}::text[])
-               and not exists (select 1 from credit_lease_owners o where o.owner = l.owner and o.expires_at >= now())
-            returning account_id, amount
+            delete from credit_leases l where l.account_id = any(${ids}::text[]) and ${doomed}
+            returning account_id, owner, amount, synced_id
+          ), spent as (
+            select x.account_id, x.owner, sum(-e.amount)::bigint as amount
+              from x join ledger_entries e on e.account_id = x.account_id and e.lease_owner = x.owner and e.id > x.synced_id
+             where e.id > ${from}
+             group by x.account_id, x.owner
+          ), left_ as (
+            select x.account_id, x.amount - coalesce(spent.amount, 0) as amount
+              from x left join spent on spent.account_id = x.account_id and spent.owner = x.owner
           ), s as (
-            select account_id, sum(amount)::bigint as amount from x group by account_id
+            select account_id, sum(amount)::bigint as amount from left_ group by account_id
           ), u as (
             update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
           )
-          select (select count(*) from x where amount > 0) as swept`.execute(trx);
+          select (select count(*) from left_ where amount > 0) as swept`.execute(trx);
         swept = Number(r.rows[0]?.swept ?? 0);
       }
-      await sql`delete from credit_lease_owners o where o.expires_at < now() and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
+      await sql`
+        delete from credit_lease_owners o
+         where o.expires_at < now() - interval '1 day' and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
       return swept;
     });
   }
+
 }

@@ -29,6 +29,7 @@ import type { Database } from '../db/schema.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
 import type { AccountLease, Hold, LeaseAttempt, PendingCharge, Refusal } from './lease-state.js';
 import { MeterStats, type GiveBackReason } from './meter-stats.js';
+import { UnsyncedSpending } from './unsynced-spending.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 /** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
@@ -75,6 +76,9 @@ export class PostgresMeterStore implements MeterStore {
   private flushScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private lastRenewAt = 0;
+  private readonly unsynced = new UnsyncedSpending();
+  /** This process's epoch as last read (undefined before its first lease): a group names it. */
+  private epoch: number | undefined;
   private readonly leaseMs: number;
   private readonly statements: LeaseStatements;
 
@@ -188,6 +192,8 @@ export class PostgresMeterStore implements MeterStore {
     // A slice being leased ahead of need lands first, and goes back with the rest.
     await Promise.all([...this.leases.values()].map((l) => l.extending));
     for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held, 'close');
+    // The rows then hold only what their entries spent: folded in, they read as spent.
+    await this.syncSpent(true);
   }
 
   private hold(l: AccountLease, amount: number): ReserveResult {
@@ -274,10 +280,13 @@ export class PostgresMeterStore implements MeterStore {
     this.stats.leaseSeconds.observe((performance.now() - started) / 1000);
     const granted = Number(row.granted) === 1;
     this.stats.leases[purpose][granted ? 'granted' : 'refused']++;
+    // A new epoch: this process's leases were swept (it stalled), every record lost; the grant, if
+    // any, is a new row's, and goes to a new record.
+    const to = row.epoch !== null && this.noteEpoch(Number(row.epoch)) ? this.leaseOf(a) : l;
     if (granted) {
       // A lease row swept meanwhile is a new row now: its holds before stay on the lost record.
-      l.leased += amount;
-      l.lastLeaseAt = Date.now();
+      to.leased += amount;
+      to.lastLeaseAt = Date.now();
       this.startTimer();
     }
     return { granted, free: Number(row.free ?? 0), waiting: Number(row.waiting), expired: Number(row.expired), others: Number(row.others) };
@@ -332,7 +341,9 @@ export class PostgresMeterStore implements MeterStore {
           forgotten.push(l.accountId);
         }
       }
-      // Their empty rows too (a row leased meanwhile is not empty and stays).
+      // What the groups spent folded in (every second, and before empty rows are looked for)...
+      await this.syncSpent(forgotten.length > 0);
+      // ...then their empty rows (a row leased meanwhile is not empty and stays).
       if (forgotten.length > 0) await this.statements.deleteEmpty(forgotten);
       if (this.leases.size === 0 && this.timer) {
         clearInterval(this.timer);
@@ -340,13 +351,36 @@ export class PostgresMeterStore implements MeterStore {
       }
       if (now - this.lastRenewAt > this.leaseMs / 3) {
         this.lastRenewAt = now;
-        const fresh = await this.statements.renew();
-        // The row was gone: this process stalled beyond its lease time and its leases were swept.
-        if (fresh) for (const l of [...this.leases.values()]) if (l.leased > 0 && !l.extending) this.lose(l);
+        // A new epoch: this process stalled beyond its lease time and its leases were swept.
+        this.noteEpoch(await this.statements.renew());
       }
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Folds what the groups spent since the last sync into the lease rows (lease-statements.ts, sync), `now` or if a second has passed; kept for the next if it fails. */
+  private async syncSpent(now: boolean): Promise<void> {
+    const t = this.unsynced.take(now);
+    if (!t) return;
+    try {
+      await this.statements.sync(t.accountIds, t.amounts, t.upTo);
+    } catch (err) {
+      this.unsynced.putBack(t.spent, (a) => this.leases.has(a));
+      throw err;
+    }
+  }
+
+
+  /**
+   * Takes note of this process's epoch as a statement read it; true if it changed, and then every
+   * lease this process held is lost (a sweep gave them back; their holds are charged directly).
+   */
+  private noteEpoch(epoch: number): boolean {
+    const changed = this.epoch !== undefined && epoch !== this.epoch;
+    this.epoch = epoch;
+    if (changed) for (const l of [...this.leases.values()]) this.lose(l);
+    return changed;
   }
 
   /** Gives back all that is left of `l`'s lease row (whatever the process thought it held), and forgets it. */
@@ -359,6 +393,8 @@ export class PostgresMeterStore implements MeterStore {
   private lose(l: AccountLease): void {
     if (!l.lost) this.stats.leasesLost++;
     l.lost = true;
+    // Its row is gone (swept, or dropped): what its entries spent was counted from the ledger then.
+    this.unsynced.forget(l.accountId);
     if (this.leases.get(l.accountId) === l) this.leases.delete(l.accountId);
   }
 
@@ -416,6 +452,7 @@ export class PostgresMeterStore implements MeterStore {
     // Accounts in id order: every statement locks accounts before leases, and accounts in one order.
     const ids = [...totals.keys()].sort();
     let rows: Array<{ id: string; balance: number }>;
+    let lastId: number;
     try {
       const entries = {
         accountIds: batch.map((c) => c.hold.lease.accountId),
@@ -428,7 +465,8 @@ export class PostgresMeterStore implements MeterStore {
       for (let attempt = 0; ; attempt++) {
         try {
           const started = performance.now();
-          rows = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), entries);
+          // A lease granted read the epoch; without one, -1 fails as a swept lease would.
+          ({ balances: rows, lastId } = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), entries, this.epoch ?? -1));
           this.stats.groupSeconds.observe((performance.now() - started) / 1000);
           this.stats.groupCharges += batch.length;
           break;
@@ -481,8 +519,11 @@ export class PostgresMeterStore implements MeterStore {
       l.held -= c.hold.amount;
       l.leased -= c.hold.amount;
       l.lastUsedAt = Date.now();
+      // Spent from the lease row, folded into it by the next sync (unless the row went meanwhile).
+      if (!l.lost) this.unsynced.add(l.accountId, c.hold.amount);
       c.to.settled({ charged: c.hold.amount, balance: balance + offsets[i]! });
     });
+    this.unsynced.committed(lastId);
     for (const c of missed) await this.chargeDirect(c);
   }
 

@@ -32,14 +32,18 @@ export interface ApiKeysTable {
 export interface CreditLeasesTable {
   account_id: string;
   owner: string;
+  /** Granted, less what was spent up to synced_id; the entries after it are spent too (migration 014). */
   amount: number;
   wanted: boolean;
+  synced_id: Generated<number>;
 }
 
 /** Postgres only: the processes holding credit leases, alive while they renew expires_at. */
 export interface CreditLeaseOwnersTable {
   owner: string;
   expires_at: Date;
+  /** Changed by every sweep of this process's leases (migration 014). */
+  epoch: Generated<number>;
 }
 
 export interface LedgerEntriesTable {
@@ -53,6 +57,8 @@ export interface LedgerEntriesTable {
   endpoint: string | null;
   note: string | null;
   created_at: string;
+  // Postgres also has lease_owner (migration 014): the process whose lease a charge was spent from,
+  // written and read only by the SQL of lease-statements.ts.
 }
 
 export interface IdempotencyKeysTable {

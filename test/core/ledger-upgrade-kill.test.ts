@@ -69,6 +69,7 @@ test('a process killed during the ledger copy of migration 012 leaves the ledger
       assert.deepEqual(results.map((r) => [r.migrationName, r.status]), [
         ['012-ledger-one-index', 'Success'],
         ['013-active-keys-index', 'Success'],
+        ['014-lease-spending-in-ledger', 'Success'],
       ]);
       const after = await ledgerState(reopened);
       assert.deepEqual(after.totals, before.totals);

@@ -61,6 +61,29 @@ for (const backend of backends()) {
       }
     });
 
+    test('014 down folds what each lease spent since its last sync into its row; up again starts it synced', { skip: backend !== 'postgres' }, async () => {
+      const s = await createTestStore(backend);
+      try {
+        await migrateToLatest(s.store);
+        const db = s.store.db;
+        const now = new Date().toISOString();
+        await db.insertInto('accounts').values({ id: 'acc_l', name: 'l', plan_id: 'free', balance: 83, reserved: 23, rate_limit_per_minute: null, created_at: now }).execute();
+        await db.insertInto('credit_lease_owners').values({ owner: 'p_a', expires_at: new Date(Date.now() + 60_000) }).execute();
+        await db.insertInto('credit_leases').values({ account_id: 'acc_l', owner: 'p_a', amount: 40, wanted: false }).execute();
+        // p_a spent 15 from its lease (unsynced), another process 2, and 0 came from no lease.
+        for (const [amount, owner] of [[-5, 'p_a'], [-5, 'p_a'], [-5, 'p_a'], [-2, 'p_b'], [0, null]] as const)
+          await sql`insert into ledger_entries (account_id, kind, amount, balance_after, created_at, lease_owner) values ('acc_l', 'charge', ${amount}, 0, ${now}, ${owner})`.execute(db);
+        const migrator = await migratorFor(s.store);
+        assert.equal((await migrator.migrateTo('013-active-keys-index')).error, undefined);
+        assert.equal(Number((await sql<{ amount: string }>`select amount from credit_leases`.execute(db)).rows[0]!.amount), 25);
+        assert.equal((await migrator.migrateToLatest()).error, undefined);
+        const row = (await sql<{ amount: string; synced_id: string; last: string }>`select amount, synced_id, (select max(id) from ledger_entries) as last from credit_leases`.execute(db)).rows[0]!;
+        assert.deepEqual([Number(row.amount), Number(row.synced_id)], [25, Number(row.last)]);
+      } finally {
+        await s.dispose();
+      }
+    });
+
     test('the ledger has no foreign key (Postgres since 010, SQLite since 012); down to 009 puts it back', async () => {
       const s = await createTestStore(backend);
       try {
@@ -99,7 +122,8 @@ for (const backend of backends()) {
         const before = await all();
         const maxId = Math.max(...before.map((r) => Number(r.id)));
 
-        assert.equal((await migrator.migrateToLatest()).error, undefined);
+        // To 013, not the latest: 014 adds a column on Postgres, which would show in every row read.
+        assert.equal((await migrator.migrateTo('013-active-keys-index')).error, undefined);
         assert.deepEqual(await all(), before);
         assert.deepEqual(await ledgerIndexes(s.store), ['ledger_entries_account_time_idx']);
         if (backend === 'sqlite') {
@@ -177,6 +201,7 @@ for (const backend of backends()) {
         const names = Object.keys(migrations(backend)).sort();
         const down = await migrateTo(s.store, '010-ledger-no-fk-pg');
         assert.deepEqual(down.map((r) => [r.migrationName, r.direction, r.status]), [
+          ['014-lease-spending-in-ledger', 'Down', 'Success'],
           ['013-active-keys-index', 'Down', 'Success'],
           ['012-ledger-one-index', 'Down', 'Success'],
           ['011-crawl-cycle-counters', 'Down', 'Success'],
@@ -187,6 +212,7 @@ for (const backend of backends()) {
           ['011-crawl-cycle-counters', 'Up'],
           ['012-ledger-one-index', 'Up'],
           ['013-active-keys-index', 'Up'],
+          ['014-lease-spending-in-ledger', 'Up'],
         ]);
         assert.deepEqual(await describeSchema(s.store), latest);
         // 009 has no down step: going below it is refused, and nothing is reverted.

@@ -26,16 +26,16 @@ for (const backend of backends()) {
     test('migrate --to takes the schema down to a named migration and back up; an unknown name is refused', async () => {
       const down = await runSdg(['migrate', '--to', '010-ledger-no-fk-pg', '--json'], ts.env);
       assert.equal(down.code, 0, down.stderr);
-      assert.deepEqual(JSON.parse(down.stdout), { applied: [], reverted: ['013-active-keys-index', '012-ledger-one-index', '011-crawl-cycle-counters'] });
+      assert.deepEqual(JSON.parse(down.stdout), { applied: [], reverted: ['014-lease-spending-in-ledger', '013-active-keys-index', '012-ledger-one-index', '011-crawl-cycle-counters'] });
       const up = await runSdg(['migrate'], ts.env);
       assert.equal(up.code, 0, up.stderr);
-      assert.equal(up.stdout.trim(), 'applied: 011-crawl-cycle-counters, 012-ledger-one-index, 013-active-keys-index');
+      assert.equal(up.stdout.trim(), 'applied: 011-crawl-cycle-counters, 012-ledger-one-index, 013-active-keys-index, 014-lease-spending-in-ledger');
       const oneWay = await runSdg(['migrate', '--to', '003-bulk'], ts.env);
       assert.equal(oneWay.code, 2);
       assert.match(oneWay.stderr, /^sdg: Cannot migrate down to 003-bulk: 004-bluesky, 006-credit-leases, 007-export-retention, 009-hardening cannot be undone \(no down step\)\.$/m);
       const bad = await runSdg(['migrate', '--to', '099-nothing'], ts.env);
       assert.equal(bad.code, 2);
-      assert.match(bad.stderr, /^sdg: No migration 099-nothing; this release's: 001-core, .*013-active-keys-index\.$/m);
+      assert.match(bad.stderr, /^sdg: No migration 099-nothing; this release's: 001-core, .*014-lease-spending-in-ledger\.$/m);
     });
 
     test('accounts list has a header row and aligned columns', async () => {

@@ -4,7 +4,7 @@ import type { PostgresMeterStore } from '../../src/credits/postgres-meter-store.
 
 /**
  * Installs `overrides` as the meter's statements. The background ones (its tick's) default to a
- * quiet process: nothing asked of it, its liveness renewed, give-backs and clean-ups done.
+ * quiet process: nothing asked of it, its liveness renewed (epoch 1), give-backs, syncs and clean-ups done.
  */
 export function stubStatements(meter: PostgresMeterStore, overrides: Partial<LeaseStatements>): void {
   const quiet: Partial<LeaseStatements> = {
@@ -12,8 +12,9 @@ export function stubStatements(meter: PostgresMeterStore, overrides: Partial<Lea
       return [];
     },
     async renew() {
-      return false;
+      return 1;
     },
+    async sync() {},
     async giveBack() {},
     async deleteEmpty() {},
   };

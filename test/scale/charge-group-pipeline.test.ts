@@ -23,7 +23,7 @@ function stubbedMeter() {
   const sent: Statement[] = [];
   stubStatements(meter, {
     async tryLease(): Promise<LeaseRow> {
-      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0 };
+      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0, epoch: 1 };
     },
     chargeGroup(ids: string[], _totals: number[], e: GroupEntries) {
       log.push(`statement ${e.requestIds.join(',')}`);
@@ -31,7 +31,7 @@ function stubbedMeter() {
         const st: Statement = {
           end: (balance) => {
             st.ended = true;
-            resolve(ids.map((id) => ({ id, balance })));
+            resolve({ balances: ids.map((id) => ({ id, balance })), lastId: 0 });
           },
           fail: (err) => {
             st.ended = true;

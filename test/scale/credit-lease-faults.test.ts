@@ -18,7 +18,7 @@ test('a swept lease whose give-back fails: the group fails, uncharged, and no re
   stubStatements(meter, {
     async tryLease(): Promise<LeaseRow> {
       calls.push('tryLease');
-      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0 };
+      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0, epoch: 1 };
     },
     async chargeGroup() {
       calls.push('chargeGroup');

@@ -10,6 +10,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import type { AppError } from '../../src/errors/app-error.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
 import { runSdg, startServer, until, type ServerProcess } from '../helpers/processes.js';
+import { sql } from 'kysely';
 
 const pg = process.env.TEST_DATABASE_URL;
 const info = (requestId: string): ChargeInfo => ({ requestId, keyId: null, endpoint: 'e' });
@@ -196,6 +197,151 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.ok(await call(other, a, 20, 'rest'));
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
     assert.equal(await ledgerSum(ts.store.db, a), 0);
+  });
+  // Migration 014: a group leaves the lease rows alone; the ledger names the process a charge was
+  // spent from, and the rows are brought up to date every second.
+  test('what a lease spent since its last sync is not given back by the sweep of its dead process: the rest is, exactly', async () => {
+    const a = await account(100);
+    const m = meter();
+    // No sync meanwhile: all 30 charges are after the row's synced_id.
+    m['unsynced']['lastAt'] = Infinity;
+    for (let i = 0; i < 30; i++) assert.ok(await call(m, a, 1, `s${i}`));
+    const rows = () => ts.store.db.selectFrom('credit_leases').select(['amount', 'synced_id']).where('account_id', '=', a).where('owner', '=', m.owner).execute();
+    const [leased] = await rows();
+    const lease = m['leases'].get(a)!;
+    const reserved = (await getBalance(ts.store.db, a))!.reserved;
+    // The process dies: no more ticks (no sync, no renewal), no give-back.
+    clearInterval(m['timer']);
+    m['timer'] = undefined;
+    await until('its tick done', 5_000, () => !m['ticking']);
+    const unsynced = await ts.store.db.selectFrom('ledger_entries').select((eb) => eb.fn.countAll<string>().as('n')).where('account_id', '=', a).where(sql`lease_owner`, '=', m.owner).where('id', '>', leased!.synced_id).executeTakeFirstOrThrow();
+    assert.equal(Number(unsynced.n), 30);
+    // The row's amount less its later entries is what the process has left.
+    assert.equal(Number(leased!.amount) - Number(unsynced.n), lease.leased);
+    assert.equal(reserved, lease.leased);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 70, reserved: lease.leased });
+    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    const other = meter();
+    assert.equal(await other.sweep(), 1);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 70, reserved: 0 });
+    // Exactly the 70 credits left are spendable: not one more (the spent ones given back twice), not one less.
+    let ok = 0;
+    for (let i = 0; i < 75; i++) if (await call(other, a, 1, `o${i}`)) ok++;
+    assert.equal(ok, 70);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 0);
+  });
+
+  test('a sweep waits for the group in flight of the process it sweeps and counts its charge; that process\'s next group fails and charges from the balance', async () => {
+    const a = await account(100);
+    const m = meter();
+    m['unsynced']['lastAt'] = Infinity;
+    assert.ok(await call(m, a, 1, 'w0'));
+    await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
+    // As if the process stalled past its lease time (its group is in flight when the sweep starts).
+    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    const other = meter();
+    let settled: Promise<unknown> | undefined;
+    let sweeping: Promise<number> | undefined;
+    const waiting = async (what: string) =>
+      until(what, 10_000, async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock'`.execute(ts.store.db)).rows[0]!.n) >= (sweeping ? 2 : 1));
+    await ts.store.db.transaction().execute(async (trx) => {
+      // The account row held elsewhere: the group locks its owner row, then waits here.
+      await sql`select id from accounts where id = ${a} for update`.execute(trx);
+      const r = await m.reserve(a, 1);
+      assert.ok(r.ok);
+      settled = m.settle(r.reservationId, info('w1'));
+      await waiting('the group waiting for the account row');
+      // The sweep waits for the group's lock on the owner row.
+      sweeping = other.sweep();
+      await waiting('the sweep waiting for the owner row');
+    });
+    assert.deepEqual(await settled, { charged: 1, balance: 98 });
+    assert.equal(await sweeping, 1);
+    // What the lease had left went back, less both charges.
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 98, reserved: 0 });
+    // The swept process's next call: its group names the old epoch, fails, and is charged from the balance.
+    assert.deepEqual(m.stats.groupFailures, 0);
+    assert.ok(await call(m, a, 1, 'w2'));
+    assert.deepEqual([m.stats.groupFailures, m.stats.directCharges], [1, 1]);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 97, reserved: 0 });
+    let ok = 0;
+    for (let i = 0; i < 100; i++) if (await call(other, a, 1, `x${i}`)) ok++;
+    assert.equal(ok, 97);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 0);
+  });
+
+  test('a group sent while a sweep of its process is under way waits for it, then fails: its charge comes from the balance, and another process\'s lease is untouched', async () => {
+    const a = await account(100);
+    const m = meter();
+    const other = meter();
+    assert.ok(await call(m, a, 1, 'v0'));
+    assert.ok(await call(other, a, 1, 'v1'));
+    await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
+    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    const sweeper = meter();
+    let sweeping: Promise<number> | undefined;
+    let settled: Promise<unknown> | undefined;
+    const lockWaits = async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock'`.execute(ts.store.db)).rows[0]!.n);
+    await ts.store.db.transaction().execute(async (trx) => {
+      // m's lease row held elsewhere: the sweep has m's owner row and the account row, and waits here.
+      await sql`select 1 from credit_leases where owner = ${m.owner} and account_id = ${a} for update`.execute(trx);
+      sweeping = sweeper.sweep();
+      await until('the sweep waiting for the lease row', 10_000, async () => (await lockWaits()) >= 1);
+      // m spends from its lease as if nothing happened: its group waits for its owner row.
+      const r = await m.reserve(a, 1);
+      assert.ok(r.ok);
+      settled = m.settle(r.reservationId, info('v2'));
+      await until('the group waiting for the owner row', 10_000, async () => (await lockWaits()) >= 2);
+    });
+    assert.equal(await sweeping, 1);
+    assert.deepEqual(await settled, { charged: 1, balance: 97 });
+    assert.deepEqual([m.stats.groupFailures, m.stats.directCharges], [1, 1]);
+    // Had the group spent from the swept lease, the account's reserved would be short of other's lease.
+    const l = other['leases'].get(a)!;
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 97, reserved: l.leased - l.held });
+    await other.close();
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 97, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), 97);
+  });
+
+  test('dropping a lease gives back what it has left: its amount less what its entries spent since the last sync', async () => {
+    const a = await account(100);
+    const m = meter();
+    m['unsynced']['lastAt'] = Infinity;
+    for (let i = 0; i < 5; i++) assert.ok(await call(m, a, 2, `d${i}`));
+    const l = m['leases'].get(a)!;
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 90, reserved: l.leased });
+    await m['dropLease'](l);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: 90, reserved: 0 });
+    assert.equal(await ts.store.db.selectFrom('credit_leases').select('amount').where('account_id', '=', a).executeTakeFirst(), undefined);
+    assert.equal(await ledgerSum(ts.store.db, a), 90);
+  });
+
+  test('a sync folds what each lease spent into its row: its amount is then what the process has left', async () => {
+    const a = await account(1_000);
+    const b = await account(1_000);
+    const m = meter();
+    m['unsynced']['lastAt'] = Infinity;
+    for (let i = 0; i < 20; i++) assert.ok(await call(m, i % 2 ? a : b, 3, `y${i}`));
+    // Not folded in yet: each row still holds what it was granted.
+    for (const acc of [a, b]) {
+      const row = await ts.store.db.selectFrom('credit_leases').select('amount').where('account_id', '=', acc).where('owner', '=', m.owner).executeTakeFirstOrThrow();
+      assert.equal(Number(row.amount), m['leases'].get(acc)!.leased + 30);
+    }
+    await m['syncSpent'](true);
+    for (const acc of [a, b]) {
+      const row = await ts.store.db.selectFrom('credit_leases').select(['amount', 'synced_id']).where('account_id', '=', acc).where('owner', '=', m.owner).executeTakeFirstOrThrow();
+      const last = await ts.store.db.selectFrom('ledger_entries').select((eb) => eb.fn.max('id').as('id')).where(sql`lease_owner`, '=', m.owner).executeTakeFirstOrThrow();
+      assert.equal(Number(row.amount), m['leases'].get(acc)!.leased, 'the row holds what is left');
+      assert.equal(Number(row.synced_id), Number(last.id), "synced up to the process's last entry");
+      assert.deepEqual(await getBalance(ts.store.db, acc), { balance: 970, reserved: Number(row.amount) });
+    }
+    // A second sync changes nothing.
+    const before = await ts.store.db.selectFrom('credit_leases').selectAll().where('owner', '=', m.owner).orderBy('account_id').execute();
+    await m['syncSpent'](true);
+    assert.deepEqual(await ts.store.db.selectFrom('credit_leases').selectAll().where('owner', '=', m.owner).orderBy('account_id').execute(), before);
   });
 });
 

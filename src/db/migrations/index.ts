@@ -12,6 +12,7 @@ import { ledgerNoForeignKeyMigration } from './010-ledger-no-fk-pg.js';
 import { crawlCycleCountersMigration } from './011-crawl-cycle-counters.js';
 import { ledgerOneIndexMigration } from './012-ledger-one-index.js';
 import { activeKeysIndexMigration } from './013-active-keys-index.js';
+import { leaseSpendingInLedgerMigration } from './014-lease-spending-in-ledger.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -28,6 +29,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '011-crawl-cycle-counters': crawlCycleCountersMigration(),
     '012-ledger-one-index': ledgerOneIndexMigration(dialect),
     '013-active-keys-index': activeKeysIndexMigration(),
+    '014-lease-spending-in-ledger': leaseSpendingInLedgerMigration(dialect),
   };
 }
 
