@@ -280,9 +280,17 @@ export class PostgresMeterStore implements MeterStore {
     this.stats.leaseSeconds.observe((performance.now() - started) / 1000);
     const granted = Number(row.granted) === 1;
     this.stats.leases[purpose][granted ? 'granted' : 'refused']++;
-    // A new epoch: this process's leases were swept (it stalled), every record lost; the grant, if
-    // any, is a new row's, and goes to a new record.
-    const to = row.epoch !== null && this.noteEpoch(Number(row.epoch)) ? this.leaseOf(a) : l;
+    const read = row.epoch === null ? undefined : Number(row.epoch);
+    if (read !== undefined && this.epoch !== undefined && read < this.epoch) {
+      // Read before a sweep of this process's leases that it has learned of since: a grant cannot be
+      // told apart from what the sweep gave back. The row goes (and any record of it), and again.
+      if (granted) await this.dropLease(this.leases.get(a) ?? l);
+      return this.lease(this.leaseOf(a), amount, ask, purpose);
+    }
+    // A new epoch (read here, or by a statement meanwhile): every record was lost, and the grant is a
+    // new row's, for a new record.
+    if (read !== undefined) this.noteEpoch(read);
+    const to = l.lost ? this.leaseOf(a) : l;
     if (granted) {
       // A lease row swept meanwhile is a new row now: its holds before stay on the lost record.
       to.leased += amount;
@@ -359,28 +367,21 @@ export class PostgresMeterStore implements MeterStore {
     }
   }
 
-  /** Folds what the groups spent since the last sync into the lease rows (lease-statements.ts, sync), `now` or if a second has passed; kept for the next if it fails. */
-  private async syncSpent(now: boolean): Promise<void> {
-    const t = this.unsynced.take(now);
-    if (!t) return;
-    try {
-      await this.statements.sync(t.accountIds, t.amounts, t.upTo);
-    } catch (err) {
-      this.unsynced.putBack(t.spent, (a) => this.leases.has(a));
-      throw err;
-    }
+  /** Folds what the groups spent since the last sync into the lease rows (lease-statements.ts, sync), `now` or if a second has passed. */
+  private syncSpent(now: boolean): Promise<void> {
+    return this.unsynced.syncWith(now, (ids, amounts, upTo) => this.statements.sync(ids, amounts, upTo), (a) => this.leases.has(a));
   }
 
 
   /**
-   * Takes note of this process's epoch as a statement read it; true if it changed, and then every
-   * lease this process held is lost (a sweep gave them back; their holds are charged directly).
+   * Takes note of this process's epoch as a statement read it. Epochs only grow (a sequence): an
+   * older one, read by a statement that ended late, is no news. A newer one means a sweep gave back
+   * every lease this process held: all are lost (their holds are charged directly).
    */
-  private noteEpoch(epoch: number): boolean {
-    const changed = this.epoch !== undefined && epoch !== this.epoch;
+  private noteEpoch(epoch: number): void {
+    if (this.epoch !== undefined && epoch <= this.epoch) return;
+    if (this.epoch !== undefined) for (const l of [...this.leases.values()]) this.lose(l);
     this.epoch = epoch;
-    if (changed) for (const l of [...this.leases.values()]) this.lose(l);
-    return changed;
   }
 
   /** Gives back all that is left of `l`'s lease row (whatever the process thought it held), and forgets it. */

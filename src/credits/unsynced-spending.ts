@@ -25,17 +25,21 @@ export class UnsyncedSpending {
     this.spent.delete(accountId);
   }
 
-  /** Takes all there is to sync, leaving nothing: undefined if nothing, or if the last was under a second ago and not `now`. */
-  take(now: boolean): { accountIds: string[]; amounts: number[]; upTo: number; spent: Map<string, number> } | undefined {
-    if (this.spent.size === 0 || (!now && Date.now() - this.lastAt < SYNC_MS)) return undefined;
+  /**
+   * Hands all there is to `sync`, if `now` or a second has passed since the last time, leaving
+   * nothing; if it fails, what it was handed is kept for the next, for the accounts `keep` names
+   * (those still leased).
+   */
+  async syncWith(now: boolean, sync: (accountIds: string[], amounts: number[], upTo: number) => Promise<void>, keep: (accountId: string) => boolean): Promise<void> {
+    if (this.spent.size === 0 || (!now && Date.now() - this.lastAt < SYNC_MS)) return;
     this.lastAt = Date.now();
     const spent = this.spent;
     this.spent = new Map();
-    return { accountIds: [...spent.keys()], amounts: [...spent.values()], upTo: this.upTo, spent };
-  }
-
-  /** Puts back what a failed sync took, for the accounts `keep` names (those still leased). */
-  putBack(spent: Map<string, number>, keep: (accountId: string) => boolean): void {
-    for (const [a, x] of spent) if (keep(a)) this.add(a, x);
+    try {
+      await sync([...spent.keys()], [...spent.values()], this.upTo);
+    } catch (err) {
+      for (const [a, x] of spent) if (keep(a)) this.add(a, x);
+      throw err;
+    }
   }
 }

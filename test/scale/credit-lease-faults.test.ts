@@ -54,3 +54,36 @@ test('a swept lease whose give-back fails: the group fails, uncharged, and no re
     await closeStubbed(meter);
   }
 });
+
+test('a lease granted by a statement that read an epoch older than the one this process knows is dropped and leased again', async () => {
+  const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
+  const calls: string[] = [];
+  const epochs = [5, 5, 7];
+  stubStatements(meter, {
+    async tryLease(): Promise<LeaseRow> {
+      const epoch = epochs.shift()!;
+      calls.push(`tryLease ${epoch}`);
+      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0, epoch };
+    },
+    async dropLease() {
+      calls.push('dropLease');
+    },
+  });
+  try {
+    assert.ok((await meter.reserve('acc_1', 5)).ok);
+    // A renewal read a newer epoch: this process's leases were swept.
+    meter['noteEpoch'](7);
+    assert.equal(meter['leases'].size, 0);
+    // The next lease's statement read the epoch before the sweep (it ran alongside): its grant cannot
+    // be told from what the sweep gave back, so the row is dropped, and the next statement leases.
+    const r = await meter.reserve('acc_1', 5);
+    assert.ok(r.ok);
+    assert.deepEqual(calls.slice(1), ['tryLease 5', 'dropLease', 'tryLease 7']);
+    assert.equal(meter['epoch'], 7);
+    const l = meter['leases'].get('acc_1')!;
+    assert.equal(l.lost, false);
+    assert.ok(l.leased >= 5 && l.held === 5, `leased ${l.leased}, held ${l.held}`);
+  } finally {
+    await closeStubbed(meter);
+  }
+});
