@@ -178,18 +178,16 @@ export class LeaseStatements {
     });
   }
 
-
   /** The accounts whose lease other processes asked this one to give back. */
   async wanted(): Promise<string[]> {
     const r = await sql<{ account_id: string }>`select account_id from credit_leases where owner = ${this.owner} and wanted`.execute(this.db);
     return r.rows.map((x) => x.account_id);
   }
 
-  /** Deletes this process's empty lease rows of the given accounts, synced first (a row leased meanwhile is not empty and stays). */
+  /** Deletes this process's empty lease rows of the given accounts, once synced (a row leased meanwhile is not empty and stays). */
   async deleteEmpty(accountIds: string[]): Promise<void> {
     await sql`delete from credit_leases where owner = ${this.owner} and account_id = any(${accountIds}::text[]) and amount = 0`.execute(this.db);
   }
-
 
   /** Renews this process's liveness; its epoch, new if its row was gone or its leases were swept (it stalled). */
   async renew(): Promise<number> {
@@ -214,12 +212,12 @@ export class LeaseStatements {
        where c.owner = ${this.owner} and c.account_id = s.account_id and c.synced_id < ${lastId}`.execute(this.db);
   }
 
-
   /**
    * One group of charges from this process's leases: each account (`ids`, sorted) debited once by its
    * total, every ledger entry inserted with its balance after and this process's name. Fails as a
-   * whole (isLeaseGone) if this process's leases were swept since it learned `epoch`. The arrays go in Postgres's binary format
-   * (pg-binary-array.ts): neither pg nor Postgres then quotes or parses an array literal.
+   * whole (isLeaseGone) if this process's leases were swept since it learned `epoch`. The arrays go
+   * in Postgres's binary format (pg-binary-array.ts): neither pg nor Postgres then quotes or parses
+   * an array literal.
    */
   async chargeGroup(ids: string[], totals: number[], e: GroupEntries, epoch: number): Promise<{ balances: Array<{ id: string; balance: number }>; lastId: number }> {
     const r = await this.chargeDb.executeQuery<{ id: string; balance: number; last_id: string | null }>(

@@ -372,7 +372,6 @@ export class PostgresMeterStore implements MeterStore {
     return this.unsynced.syncWith(now, (ids, amounts, upTo) => this.statements.sync(ids, amounts, upTo), (a) => this.leases.has(a));
   }
 
-
   /**
    * Takes note of this process's epoch as a statement read it. Epochs only grow (a sequence): an
    * older one, read by a statement that ended late, is no news. A newer one means a sweep gave back
