@@ -45,6 +45,11 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     ts = await createTestStore('postgres');
     await migrateToLatest(ts.store);
   });
+  /** A session of this database waits for a lock in a statement whose text holds `text`. */
+  const waitsFor = async (text: string) =>
+    Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and position(${text} in query) > 0`.execute(ts.store.db)).rows[0]!.n) > 0;
+  /** In the group charge's text only. */
+  const GROUP = 'where owner = $3 and epoch = $11';
   after(async () => {
     for (const m of stores) await m.close();
     await ts.dispose();
@@ -243,18 +248,16 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     const other = meter();
     let settled: Promise<unknown> | undefined;
     let sweeping: Promise<number> | undefined;
-    const waiting = async (what: string) =>
-      until(what, 10_000, async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock'`.execute(ts.store.db)).rows[0]!.n) >= (sweeping ? 2 : 1));
     await ts.store.db.transaction().execute(async (trx) => {
       // The account row held elsewhere: the group locks its owner row, then waits here.
       await sql`select id from accounts where id = ${a} for update`.execute(trx);
       const r = await m.reserve(a, 1);
       assert.ok(r.ok);
       settled = m.settle(r.reservationId, info('w1'));
-      await waiting('the group waiting for the account row');
+      await until('the group waiting for the account row', 10_000, () => waitsFor(GROUP));
       // The sweep waits for the group's lock on the owner row.
       sweeping = other.sweep();
-      await waiting('the sweep waiting for the owner row');
+      await until('the sweep waiting for the owner row', 10_000, () => waitsFor('order by o.owner for update'));
     });
     assert.deepEqual(await settled, { charged: 1, balance: 98 });
     assert.equal(await sweeping, 1);
@@ -283,17 +286,16 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     const sweeper = meter();
     let sweeping: Promise<number> | undefined;
     let settled: Promise<unknown> | undefined;
-    const lockWaits = async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock'`.execute(ts.store.db)).rows[0]!.n);
     await ts.store.db.transaction().execute(async (trx) => {
       // m's lease row held elsewhere: the sweep has m's owner row and the account row, and waits here.
       await sql`select 1 from credit_leases where owner = ${m.owner} and account_id = ${a} for update`.execute(trx);
       sweeping = sweeper.sweep();
-      await until('the sweep waiting for the lease row', 10_000, async () => (await lockWaits()) >= 1);
+      await until('the sweep waiting for the lease row', 10_000, () => waitsFor('delete from credit_leases l'));
       // m spends from its lease as if nothing happened: its group waits for its owner row.
       const r = await m.reserve(a, 1);
       assert.ok(r.ok);
       settled = m.settle(r.reservationId, info('v2'));
-      await until('the group waiting for the owner row', 10_000, async () => (await lockWaits()) >= 2);
+      await until('the group waiting for the owner row', 10_000, () => waitsFor(GROUP));
     });
     assert.equal(await sweeping, 1);
     assert.deepEqual(await settled, { charged: 1, balance: 97 });
