@@ -61,7 +61,8 @@ for (const backend of backends()) {
       }
     });
 
-    test('014 down folds what each lease spent since its last sync into its row; up again starts it synced', { skip: backend !== 'postgres' }, async () => {
+    // Postgres only (SQLite has no leases): defined for it alone, so that no run reports it skipped.
+    if (backend === 'postgres') test('014 down folds what each lease spent since its last sync into its row; up again starts it synced', async () => {
       const s = await createTestStore(backend);
       try {
         await migrateToLatest(s.store);
