@@ -137,8 +137,9 @@ async function pin(pid: number): Promise<void> {
  * the postmaster's CPUs) run on wrk's CPU while the servers are measured, so that the server's CPU is
  * its own, as bare Fastify's is, and as on a deployment, whose stores are other hosts. Left to the
  * scheduler, Postgres's backend ran on the server's CPU part of the time: the server's CPU a request
- * rose and the group charge waited for a CPU (where-the-time-goes, 2026-11-29 13:20). Gives back
- * what puts each process back on the CPUs it had.
+ * rose and the group charge waited for a CPU (where-the-time-goes, 2026-11-29 12:10). Gives back
+ * what puts each process back on the CPUs it had (a run killed before that leaves them pinned:
+ * `taskset -a -c -p 0-1 <pid>` for each Postgres and Redis process undoes it).
  */
 async function pinStores(): Promise<() => Promise<void>> {
   if (!pinning) return async () => undefined;
