@@ -349,8 +349,9 @@ export class PostgresMeterStore implements MeterStore {
           forgotten.push(l.accountId);
         }
       }
-      // What the groups spent folded in (every second, and before empty rows are looked for)...
-      await this.syncSpent(forgotten.length > 0);
+      // What the groups spent folded in (every second, and before empty rows are looked for)... A
+      // failed sync keeps its spending for the next, and must not keep the renewal below from running.
+      await this.syncSpent(forgotten.length > 0).catch(() => undefined);
       // ...then their empty rows (a row leased meanwhile is not empty and stays).
       if (forgotten.length > 0) await this.statements.deleteEmpty(forgotten);
       if (this.leases.size === 0 && this.timer) {

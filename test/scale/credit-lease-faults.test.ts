@@ -8,6 +8,7 @@ import type { Database } from '../../src/db/schema.js';
 import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
 import type { LeaseRow } from '../../src/credits/lease-statements.js';
 import { closeStubbed, stubStatements } from '../helpers/meter-stubs.js';
+import { until } from '../helpers/processes.js';
 
 test('a swept lease whose give-back fails: the group fails, uncharged, and no rejection goes unhandled', async () => {
   const unhandled: unknown[] = [];
@@ -83,6 +84,40 @@ test('a lease granted by a statement that read an epoch older than the one this 
     const l = meter['leases'].get('acc_1')!;
     assert.equal(l.lost, false);
     assert.ok(l.leased >= 5 && l.held === 5, `leased ${l.leased}, held ${l.held}`);
+  } finally {
+    await closeStubbed(meter);
+  }
+});
+
+test('a sync that fails does not stop the renewal after it in the same tick, and its spending goes in the next sync', async () => {
+  const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
+  const calls: string[] = [];
+  let failSync = true;
+  stubStatements(meter, {
+    async tryLease(): Promise<LeaseRow> {
+      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0, epoch: 1 };
+    },
+    async sync(ids: string[], amounts: number[]) {
+      calls.push(`sync ${ids.join(',')}=${amounts.join(',')}`);
+      if (failSync) throw new Error('Connection terminated unexpectedly');
+    },
+    async renew() {
+      calls.push('renew');
+      return 1;
+    },
+  });
+  try {
+    assert.ok((await meter.reserve('acc_1', 5)).ok);
+    await until('the first tick', 5_000, () => meter['lastRenewAt'] > 0 && !meter['ticking']);
+    calls.length = 0;
+    meter['unsynced'].add('acc_1', 5);
+    meter['lastRenewAt'] = 0;
+    await meter['tick']();
+    assert.deepEqual(calls, ['sync acc_1=5', 'renew']);
+    failSync = false;
+    meter['unsynced']['lastAt'] = 0;
+    await meter['tick']();
+    assert.deepEqual(calls.slice(2), ['sync acc_1=5']);
   } finally {
     await closeStubbed(meter);
   }
