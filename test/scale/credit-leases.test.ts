@@ -48,6 +48,15 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
   /** A session of this database waits for a lock in a statement whose text holds `text`. */
   const waitsFor = async (text: string) =>
     Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and position(${text} in query) > 0`.execute(ts.store.db)).rows[0]!.n) > 0;
+  /** As if `m` stalled past its lease time: its owner row expired, its leases ready to be swept. */
+  const expire = (m: PostgresMeterStore) =>
+    ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+  /** `tries` calls of 1 credit each on `m`: how many were charged. */
+  const spendAll = async (m: PostgresMeterStore, accountId: string, tries: number) => {
+    let ok = 0;
+    for (let i = 0; i < tries; i++) if (await call(m, accountId, 1, `spend-${accountId}-${i}`)) ok++;
+    return ok;
+  };
   /** In the group charge's text only. */
   const GROUP = 'where owner = $3 and epoch = $11';
   after(async () => {
@@ -190,7 +199,7 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     // Its first renewal done (the next in 10 s), on a slow host too: one landing after the stall below would undo it.
     await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
     // As if the process stalled: it stops renewing, its lease expires, another process sweeps it.
-    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    await expire(m);
     const other = meter();
     const swept = await other.sweep();
     assert.ok(swept >= 1);
@@ -225,14 +234,12 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.equal(Number(leased!.amount) - Number(unsynced.n), lease.leased);
     assert.equal(reserved, lease.leased);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 70, reserved: lease.leased });
-    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    await expire(m);
     const other = meter();
     assert.equal(await other.sweep(), 1);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 70, reserved: 0 });
     // Exactly the 70 credits left are spendable: not one more (the spent ones given back twice), not one less.
-    let ok = 0;
-    for (let i = 0; i < 75; i++) if (await call(other, a, 1, `o${i}`)) ok++;
-    assert.equal(ok, 70);
+    assert.equal(await spendAll(other, a, 75), 70);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
     assert.equal(await ledgerSum(ts.store.db, a), 0);
   });
@@ -244,7 +251,7 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.ok(await call(m, a, 1, 'w0'));
     await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
     // As if the process stalled past its lease time (its group is in flight when the sweep starts).
-    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    await expire(m);
     const other = meter();
     let settled: Promise<unknown> | undefined;
     let sweeping: Promise<number> | undefined;
@@ -268,9 +275,7 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.ok(await call(m, a, 1, 'w2'));
     assert.deepEqual([m.stats.groupFailures, m.stats.directCharges], [1, 1]);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 97, reserved: 0 });
-    let ok = 0;
-    for (let i = 0; i < 100; i++) if (await call(other, a, 1, `x${i}`)) ok++;
-    assert.equal(ok, 97);
+    assert.equal(await spendAll(other, a, 100), 97);
     assert.deepEqual(await getBalance(ts.store.db, a), { balance: 0, reserved: 0 });
     assert.equal(await ledgerSum(ts.store.db, a), 0);
   });
@@ -282,7 +287,7 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     assert.ok(await call(m, a, 1, 'v0'));
     assert.ok(await call(other, a, 1, 'v1'));
     await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
-    await ts.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', m.owner).execute();
+    await expire(m);
     const sweeper = meter();
     let sweeping: Promise<number> | undefined;
     let settled: Promise<unknown> | undefined;
