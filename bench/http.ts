@@ -141,7 +141,7 @@ async function pin(pid: number): Promise<void> {
  * what puts each process back on the CPUs it had (a run killed before that leaves them pinned:
  * `taskset -a -c -p 0-1 <pid>` for each Postgres and Redis process undoes it).
  */
-async function pinStores(): Promise<() => Promise<void>> {
+export async function pinStores(): Promise<() => Promise<void>> {
   if (!pinning) return async () => undefined;
   const before: Array<{ pid: string; mask: string }> = [];
   try {
@@ -233,7 +233,7 @@ function scaleHost(h: HostCpuPerRequest, k: number): HostCpuPerRequest {
 }
 
 /** `metricsUrl`: the server's /metrics, read before and after the measured run for its GC figures. */
-async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string, metricsUrl?: string): Promise<HttpResult> {
+export async function load(name: string, pid: number, url: string, headers: Record<string, string>, seconds: number, connections: number, script?: string, metricsUrl?: string): Promise<HttpResult> {
   await wrk(url, headers, 2, connections, script); // warm-up (JIT, caches)
   // One read of the server's /metrics before the run and one after, for its GC and metering figures.
   const text0 = metricsUrl ? await (await fetch(metricsUrl)).text() : undefined;
@@ -280,7 +280,7 @@ export const SCALE_OUT_SETUPS: ReadonlyArray<readonly [string, HttpBenchOptions]
 ];
 
 /** A fresh store for the servers: its environment, and a cleanup. */
-async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
+export async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sdg-bench-'));
   if (backend === 'embedded') return { env: { DATA_DIR: dataDir }, dispose: async () => rmSync(dataDir, { recursive: true, force: true }) };
   const schema = await createPostgresSchema(process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', 'bench');
@@ -298,7 +298,7 @@ async function benchStore(backend: 'embedded' | 'postgres'): Promise<{ env: Reco
  * `stored` more accounts, each with credits and a key, written in bulk and never called, so that the
  * tables the metering reads are of a real service's size.
  */
-async function benchKeys(env: Record<string, string>, count: number, stored = 0): Promise<string[]> {
+export async function benchKeys(env: Record<string, string>, count: number, stored = 0): Promise<string[]> {
   const { sql } = await import('kysely');
   const { loadConfig } = await import('../src/config/config.js');
   const { openStore } = await import('../src/db/connect.js');
@@ -333,11 +333,11 @@ async function benchKeys(env: Record<string, string>, count: number, stored = 0)
 }
 
 /** The environment of our servers on a bench store, as `npm start` would serve it (API only). */
-const serverEnv = (storeEnv: Record<string, string>): Record<string, string> => ({ ...storeEnv, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' });
+export const serverEnv = (storeEnv: Record<string, string>): Record<string, string> => ({ ...storeEnv, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' });
 
-/** Our server, compiled, with the shipped flags (`npm run bench` builds it first), pinned. */
-async function startOurs(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await startServer(env, 30_000, [...SERVER_FLAGS, 'dist/src/cli/main.js', 'serve']);
+/** Our server, compiled, with the shipped flags (`npm run bench` builds it first), pinned; `build`: another build's folder (bench/ab.ts). */
+export async function startOurs(env: Record<string, string>, build = 'dist'): Promise<ServerProcess> {
+  const server = await startServer(env, 30_000, [...SERVER_FLAGS, `${build}/src/cli/main.js`, 'serve']);
   await pin(server.child.pid!);
   return server;
 }
@@ -357,7 +357,7 @@ export interface BenchTweets {
 const BEYOND_ASCII = /[\u0080-\uffff]/;
 const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
-async function benchTweets(env: Record<string, string>): Promise<BenchTweets> {
+export async function benchTweets(env: Record<string, string>): Promise<BenchTweets> {
   const { seed, userCount } = loadConfig(env).source.demo;
   const source = new DemoSource({ seed, userCount });
   let ascii: string | undefined;
@@ -374,7 +374,7 @@ async function benchTweets(env: Record<string, string>): Promise<BenchTweets> {
 }
 
 /** Asks for the tweet once (it is stored, and cached where the store caches) and checks its kind. */
-async function fillTweet(url: string, key: string, kind: keyof BenchTweets): Promise<void> {
+export async function fillTweet(url: string, key: string, kind: keyof BenchTweets): Promise<void> {
   const res = await fetch(url, { headers: { 'x-api-key': key } });
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: ${res.status} ${text}`);
