@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'dist/**', 'sdk/dist/**', 'sdk/src/schema.d.ts'] },
+  { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'dist/**', 'dist-*/**', 'sdk/dist/**', 'sdk/src/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   // Plain JavaScript run by Node (build scripts, tool configs): Node's globals.

@@ -12,7 +12,9 @@
 // AB_ENDPOINT: ascii (default; the charged, cached tweet), wide (its text beyond Latin-1) or echo.
 // AB_BACKEND: embedded (default) or postgres (BENCH_DATABASE_URL, BENCH_REDIS_URL as in http.ts).
 // AB_PAIRS: pairs of runs (default 6). BENCH_SECONDS: each run's length (default 6).
-import type { ServerProcess } from '../test/helpers/processes.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, type ServerProcess } from '../test/helpers/processes.js';
 import { benchKeys, benchStore, benchTweets, fillTweet, load, pinStores, serverEnv, startOurs, type HttpResult } from './http.js';
 
 type Endpoint = 'ascii' | 'wide' | 'echo';
@@ -36,6 +38,7 @@ const median = (xs: number[]): number => {
 };
 
 export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpoint; backend?: 'embedded' | 'postgres'; pairs?: number; seconds?: number }): Promise<AbPair[]> {
+  for (const build of opts.builds) if (!existsSync(join(repoRoot, build, 'src/cli/main.js'))) throw new Error(`${build}/src/cli/main.js not found: give build folders of this repository (dist, or a copy such as dist-A)`);
   const endpoint = opts.endpoint ?? 'ascii';
   const backend = opts.backend ?? 'embedded';
   const seconds = opts.seconds ?? 6;
