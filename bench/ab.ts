@@ -1,8 +1,9 @@
 // Two builds of the server on one endpoint, measured in turns (A, B, A, B...): for effects smaller
 // than the host's drift between the rounds of `npm run bench`, which keeps each row's best round
-// (where-the-time-goes, 2026-11-29: effects under about 20% were lost in it). Each build is started
-// once, on a store of its own, and both are pinned to the servers' CPU as in bench/http.ts; only the
-// one measured has load. Prints each pair, then the medians and in how many pairs B spent less CPU.
+// (where-the-time-goes, 2026-11-29: effects under about 20% were lost in it). Each build has a store
+// of its own; for every pair both are started afresh and pinned to the servers' CPU as in
+// bench/http.ts, and only the one measured has load. Prints each pair, then the medians and in how
+// many pairs B spent less CPU.
 //
 //   cp -r dist dist-A              # the build before the change, inside the repository (its
 //                                  # imports resolve from node_modules here)
@@ -43,23 +44,31 @@ export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpo
   const backend = opts.backend ?? 'embedded';
   const seconds = opts.seconds ?? 6;
   const stores = [await benchStore(backend), await benchStore(backend)];
-  const servers: ServerProcess[] = [];
+  let servers: ServerProcess[] = [];
   let unpinStores = async (): Promise<void> => undefined;
   try {
-    const sides: Side[] = [];
+    // Keys and the tweets once; the servers afresh for every pair (below).
+    const made = [];
     for (let i = 0; i < 2; i++) {
       const env = serverEnv(stores[i]!.env);
       const [key] = await benchKeys(env, 1);
-      const server = await startOurs(env, opts.builds[i]);
-      servers.push(server);
-      const tweets = await benchTweets(env);
-      for (const kind of ['ascii', 'wide'] as const) await fillTweet(`${server.url}${tweets[kind]}`, key!, kind);
-      const path = endpoint === 'echo' ? '/echo/v1/hello' : tweets[endpoint];
-      sides.push({ name: `${opts.builds[i]} ${endpoint} (${backend})`, server, url: `${server.url}${path}`, headers: { 'x-api-key': key! } });
+      made.push({ env, key: key!, tweets: await benchTweets(env) });
     }
     if (backend === 'postgres') unpinStores = await pinStores();
     const pairs: AbPair[] = [];
     for (let p = 0; p < (opts.pairs ?? 6); p++) {
+      // Fresh processes for each pair: a process can keep a state of its own for its whole life
+      // (two copies of one build, each started once, were 10% apart in 5 of 6 pairs of the echo),
+      // which a pair of long-lived servers would report as the builds' difference.
+      const sides: Side[] = [];
+      for (let i = 0; i < 2; i++) {
+        const { env, key, tweets } = made[i]!;
+        const server = await startOurs(env, opts.builds[i]);
+        servers.push(server);
+        for (const kind of ['ascii', 'wide'] as const) await fillTweet(`${server.url}${tweets[kind]}`, key, kind);
+        const path = endpoint === 'echo' ? '/echo/v1/hello' : tweets[endpoint];
+        sides.push({ name: `${opts.builds[i]} ${endpoint} (${backend})`, server, url: `${server.url}${path}`, headers: { 'x-api-key': key } });
+      }
       const run = (s: Side) => load(s.name, s.server.child.pid!, s.url, s.headers, seconds, 50, undefined, `${s.server.url}/metrics`);
       // Which goes first alternates too: a build always measured second would always follow the other's load.
       let pair: AbPair;
@@ -70,6 +79,8 @@ export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpo
         const b = await run(sides[1]!);
         pair = { a: await run(sides[0]!), b };
       }
+      for (const s of servers) await s.stop();
+      servers = [];
       pairs.push(pair);
       console.error(`pair ${p + 1}: A ${pair.a.cpuUsPerRequest} µs CPU/request, ${pair.a.requestsPerSec} req/s; B ${pair.b.cpuUsPerRequest} µs, ${pair.b.requestsPerSec} req/s`);
     }
