@@ -82,7 +82,7 @@ export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpo
       for (const s of servers) await s.stop();
       servers = [];
       pairs.push(pair);
-      console.error(`pair ${p + 1}: A ${pair.a.cpuUsPerRequest} µs CPU/request, ${pair.a.requestsPerSec} req/s; B ${pair.b.cpuUsPerRequest} µs, ${pair.b.requestsPerSec} req/s`);
+      console.error(`pair ${p + 1}: A ${pair.a.cpuUsPerRequest} µs CPU/request (GC ${pair.a.gc?.usPerRequest ?? '?'}), ${pair.a.requestsPerSec} req/s; B ${pair.b.cpuUsPerRequest} µs (GC ${pair.b.gc?.usPerRequest ?? '?'}), ${pair.b.requestsPerSec} req/s`);
     }
     return pairs;
   } finally {
