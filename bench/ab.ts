@@ -57,7 +57,7 @@ export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpo
     if (backend === 'postgres') unpinStores = await pinStores();
     const pairs: AbPair[] = [];
     for (let p = 0; p < (opts.pairs ?? 6); p++) {
-      // Fresh processes for each pair: a process can keep a state of its own for its whole life
+      // Fresh processes for each pair: one process's runs can sit apart from another's for many runs
       // (two copies of one build, each started once, were 10% apart in 5 of 6 pairs of the echo),
       // which a pair of long-lived servers would report as the builds' difference.
       const sides: Side[] = [];
