@@ -438,36 +438,49 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   private async chargeLeased(batch: PendingCharge[], ended: () => void): Promise<void> {
-    // Per account: the total, and for each charge the credits charged after it in this group (its
-    // balance after is the account's final balance plus those).
-    const totals = new Map<string, number>();
-    for (const c of batch) totals.set(c.hold.lease.accountId, (totals.get(c.hold.lease.accountId) ?? 0) + c.hold.amount);
-    const later = new Map<string, number>();
-    const offsets = new Array<number>(batch.length);
-    for (let i = batch.length - 1; i >= 0; i--) {
+    // One pass, from the last charge back: the entries' columns, and for each charge the credits
+    // charged after it in this group for its account (its balance after is the account's final
+    // balance plus those); what is left in `after` per account is then its total. A group is
+    // mostly runs of one account's charges, kept in locals rather than looked up in the Map.
+    const n = batch.length;
+    const accountIds = new Array<string>(n);
+    const amounts = new Array<number>(n);
+    const offsets = new Array<number>(n);
+    const requestIds = new Array<string>(n);
+    const keyIds = new Array<string | null>(n);
+    const endpoints = new Array<string>(n);
+    const after = new Map<string, number>();
+    let run: string | undefined;
+    let runAfter = 0;
+    for (let i = n - 1; i >= 0; i--) {
       const c = batch[i]!;
       const a = c.hold.lease.accountId;
-      offsets[i] = later.get(a) ?? 0;
-      later.set(a, offsets[i]! + c.hold.amount);
+      if (a !== run) {
+        if (run !== undefined) after.set(run, runAfter);
+        run = a;
+        runAfter = after.get(a) ?? 0;
+      }
+      offsets[i] = runAfter;
+      runAfter += c.hold.amount;
+      accountIds[i] = a;
+      amounts[i] = c.hold.amount;
+      requestIds[i] = c.info.requestId;
+      keyIds[i] = c.info.keyId;
+      endpoints[i] = c.info.endpoint;
     }
+    if (run !== undefined) after.set(run, runAfter);
     // Accounts in id order: every statement locks accounts before leases, and accounts in one order.
-    const ids = [...totals.keys()].sort();
+    const ids = after.size === 1 ? [run!] : [...after.keys()].sort();
+    const totals = ids.map((id) => after.get(id)!);
     let rows: Array<{ id: string; balance: number }>;
     let lastId: number;
     try {
-      const entries = {
-        accountIds: batch.map((c) => c.hold.lease.accountId),
-        amounts: batch.map((c) => c.hold.amount),
-        later: offsets,
-        requestIds: batch.map((c) => c.info.requestId),
-        keyIds: batch.map((c) => c.info.keyId),
-        endpoints: batch.map((c) => c.info.endpoint),
-      };
+      const entries = { accountIds, amounts, later: offsets, requestIds, keyIds, endpoints };
       for (let attempt = 0; ; attempt++) {
         try {
           const started = performance.now();
           // A lease granted read the epoch; without one, -1 fails as a swept lease would.
-          ({ balances: rows, lastId } = await this.statements.chargeGroup(ids, ids.map((id) => totals.get(id)!), entries, this.epoch ?? -1));
+          ({ balances: rows, lastId } = await this.statements.chargeGroup(ids, totals, entries, this.epoch ?? -1));
           this.stats.groupSeconds.observe((performance.now() - started) / 1000);
           this.stats.groupCharges += batch.length;
           break;
@@ -508,22 +521,34 @@ export class PostgresMeterStore implements MeterStore {
     await new Promise((r) => setImmediate(r));
     const balances = new Map(rows.map((r) => [r.id, Number(r.balance)]));
     const missed: PendingCharge[] = [];
-    batch.forEach((c, i) => {
+    const now = Date.now();
+    // What each lease spent goes to the unsynced total once per run of its charges (a run ends where
+    // the lease object changes: one account can have two in a group, one lost and one leased anew).
+    let spentBy: AccountLease | undefined;
+    let spent = 0;
+    for (let i = 0; i < n; i++) {
+      const c = batch[i]!;
       const l = c.hold.lease;
       const balance = balances.get(l.accountId);
       if (balance === undefined) {
         // Our lease row was swept: charge it without the lease (or refuse it).
         if (!l.lost) this.lose(l);
         missed.push(c);
-        return;
+        continue;
       }
       l.held -= c.hold.amount;
       l.leased -= c.hold.amount;
-      l.lastUsedAt = Date.now();
+      l.lastUsedAt = now;
       // Spent from the lease row, folded into it by the next sync (unless the row went meanwhile).
-      if (!l.lost) this.unsynced.add(l.accountId, c.hold.amount);
+      if (l !== spentBy) {
+        if (spentBy && !spentBy.lost) this.unsynced.add(spentBy.accountId, spent);
+        spentBy = l;
+        spent = 0;
+      }
+      spent += c.hold.amount;
       c.to.settled({ charged: c.hold.amount, balance: balance + offsets[i]! });
-    });
+    }
+    if (spentBy && !spentBy.lost) this.unsynced.add(spentBy.accountId, spent);
     this.unsynced.committed(lastId);
     for (const c of missed) await this.chargeDirect(c);
   }

@@ -14,6 +14,31 @@ test('a fraction or an integer beyond 2^53 is refused before anything is sent', 
   assert.throws(() => int8Array([Number.NaN]), RangeError);
 });
 
+// The layout read back by hand (as array_recv reads it): each element must hold exactly the bytes
+// Node's UTF-8 encoder gives (lone surrogates included), whatever mix of characters it has.
+test('text elements hold the UTF-8 bytes Buffer.from gives, for random mixes of 1- to 4-byte characters, lone surrogates and nulls', () => {
+  const chars = ['a', 'Z', '\u007f', '\u0080', 'é', '☕', '𝄞', '\uD800', '\uDC00', '"', '\\'];
+  let seed = 7;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  for (let k = 0; k < 2_000; k++) {
+    const values = Array.from({ length: rand(6) }, () => (rand(10) === 0 ? null : Array.from({ length: rand(12) }, () => chars[rand(chars.length)]).join('')));
+    const b = textArray(values);
+    assert.deepEqual([b.readInt32BE(0), b.readInt32BE(4), b.readInt32BE(8), b.readInt32BE(12), b.readInt32BE(16)], [1, values.includes(null) ? 1 : 0, 25, values.length, 1]);
+    let at = 20;
+    for (const v of values) {
+      const n = b.readInt32BE(at);
+      at += 4;
+      if (v === null) {
+        assert.equal(n, -1);
+        continue;
+      }
+      assert.deepEqual(b.subarray(at, at + n), Buffer.from(v, 'utf8'));
+      at += n;
+    }
+    assert.equal(at, b.length);
+  }
+});
+
 describe('binary array parameters (postgres)', { skip: !pgUrl }, () => {
   let schema: { url: string; drop(): Promise<void> };
   let client: pg.Client;
@@ -42,6 +67,14 @@ describe('binary array parameters (postgres)', { skip: !pgUrl }, () => {
     const r = await roundTrip(texts, [1]);
     assert.deepEqual(r.t, texts);
     assert.equal(r.n, texts.length);
+  });
+
+  // The buffer is sized for 3 bytes a UTF-16 unit and ASCII is copied by hand: the worst cases of
+  // each, and a long ASCII run before the first character that is not.
+  test('text elements at the size bound: 3-byte and 4-byte characters only, and a long ASCII prefix', async () => {
+    const texts = ['☕'.repeat(300), '𝄞'.repeat(300), `${'x'.repeat(10_000)}é`, 'é', 'plain ascii after'];
+    const r = await roundTrip(texts, [1]);
+    assert.deepEqual(r.t, texts);
   });
 
   test('bigint elements: zero, negatives, both sides of 2^32 and the largest safe integers', async () => {
