@@ -26,6 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { groupColumns } from './group-columns.js';
 import { isLeaseGone, LeaseStatements } from './lease-statements.js';
 import type { AccountLease, Hold, LeaseAttempt, PendingCharge, Refusal } from './lease-state.js';
 import { MeterStats, type GiveBackReason } from './meter-stats.js';
@@ -438,44 +439,11 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   private async chargeLeased(batch: PendingCharge[], ended: () => void): Promise<void> {
-    // One pass, from the last charge back: the entries' columns, and for each charge the credits
-    // charged after it in this group for its account (its balance after is the account's final
-    // balance plus those); what is left in `after` per account is then its total. A group is
-    // mostly runs of one account's charges, kept in locals rather than looked up in the Map.
-    const n = batch.length;
-    const accountIds = new Array<string>(n);
-    const amounts = new Array<number>(n);
-    const offsets = new Array<number>(n);
-    const requestIds = new Array<string>(n);
-    const keyIds = new Array<string | null>(n);
-    const endpoints = new Array<string>(n);
-    const after = new Map<string, number>();
-    let run: string | undefined;
-    let runAfter = 0;
-    for (let i = n - 1; i >= 0; i--) {
-      const c = batch[i]!;
-      const a = c.hold.lease.accountId;
-      if (a !== run) {
-        if (run !== undefined) after.set(run, runAfter);
-        run = a;
-        runAfter = after.get(a) ?? 0;
-      }
-      offsets[i] = runAfter;
-      runAfter += c.hold.amount;
-      accountIds[i] = a;
-      amounts[i] = c.hold.amount;
-      requestIds[i] = c.info.requestId;
-      keyIds[i] = c.info.keyId;
-      endpoints[i] = c.info.endpoint;
-    }
-    if (run !== undefined) after.set(run, runAfter);
-    // Accounts in id order: every statement locks accounts before leases, and accounts in one order.
-    const ids = after.size === 1 ? [run!] : [...after.keys()].sort();
-    const totals = ids.map((id) => after.get(id)!);
+    const { entries, ids, totals } = groupColumns(batch);
+    const offsets = entries.later;
     let rows: Array<{ id: string; balance: number }>;
     let lastId: number;
     try {
-      const entries = { accountIds, amounts, later: offsets, requestIds, keyIds, endpoints };
       for (let attempt = 0; ; attempt++) {
         try {
           const started = performance.now();
@@ -526,7 +494,7 @@ export class PostgresMeterStore implements MeterStore {
     // the lease object changes: one account can have two in a group, one lost and one leased anew).
     let spentBy: AccountLease | undefined;
     let spent = 0;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < batch.length; i++) {
       const c = batch[i]!;
       const l = c.hold.lease;
       const balance = balances.get(l.accountId);
