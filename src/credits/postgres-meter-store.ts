@@ -47,10 +47,11 @@ const ASK_DEADLINE_MS = 2_000;
 /** Charges per group statement, at most. */
 const MAX_GROUP = 2_000;
 /**
- * Group statements in flight at once. One: every group debits the same account rows, so a second
- * group only waits for the first's row locks, and Postgres spends CPU on the wait. Measured with
- * 50 connections on one account: 4 in flight, groups of about 10 and 120 µs of Postgres CPU a
- * charge (4,800 req/s, p99 24 ms); 1 in flight, groups of about 25 and 39 µs (7,800 req/s, p99 14 ms).
+ * Group statements in flight at once. One: a group costs Postgres about the same whatever it carries
+ * (its commit), so groups in flight together are smaller and cost more a charge. Measured with 50
+ * connections on one account: 4 in flight, groups of about 10 and 120 µs of Postgres CPU a charge
+ * (4,800 req/s, p99 24 ms); 1 in flight, groups of about 25 and 39 µs (7,800 req/s, p99 14 ms). Not
+ * the account row's lock: groups that took none did no better (where-the-time-goes, 2026-12-03).
  */
 const GROUPS_IN_FLIGHT = 1;
 /** Retries of a group statement that Postgres chose as a deadlock's victim (it wrote nothing). */
