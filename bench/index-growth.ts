@@ -3,13 +3,17 @@
 // pages to a commit as CRAWL_CONCURRENCY's workers share the group commit) into the tweets table and
 // its indexes as migration 002 makes them, with the busy writer's settings (WAL, checkpoints in a
 // worker, 64 MB page cache, writes held while it resets a large WAL; until 2026-11-29 without the
-// holds). Prints µs a tweet for each window of 250,000 tweets, and the time the holds took.
+// holds) and, since 2026-12-03, the served store's page size (SQLite's 4 KiB before). Prints µs a
+// tweet for each window of 250,000 tweets (and how many of them the writes were held), and the time
+// the holds took.
 //   node --import tsx bench/index-growth.ts [accounts, default 10000]
 // Variants, to tell where the growth comes from (VARIANT=...):
 //   current          the schema as shipped
 //   no-time-index    without the (created_at, seq) index that exports scan by time
 //   integer-keys     created_at and seq as integers (smaller index entries)
 //   cache-256        a 256 MB page cache instead of 64 MB
+//   mmap             the database file read through a memory map (PRAGMA mmap_size, 4 GiB) rather
+//                    than a read() into the page cache for every page the cache misses
 //   staged           new tweets go to a small staging table (indexed alike), merged into tweets in
 //                    time order once it holds STAGE_SHARE of the table's rows (at least STAGE_MIN)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { BusyWriter } from '../src/db/busy-writer.js';
+import { DEFAULT_SQLITE_PAGE_SIZE } from '../src/db/connect.js';
 
 const accounts = Number(process.argv[2] ?? 10_000);
 const variant = process.env.VARIANT ?? 'current';
@@ -30,7 +35,9 @@ const NOW = Date.UTC(2026, 10, 20);
 const dir = mkdtempSync(join(tmpdir(), 'sdg-index-growth-'));
 const path = join(dir, 'db.sqlite');
 const db = new SQLite(path);
+db.pragma(`page_size = ${DEFAULT_SQLITE_PAGE_SIZE}`);
 db.pragma('journal_mode = WAL');
+if (variant === 'mmap') db.pragma('mmap_size = 4294967296');
 db.pragma('synchronous = NORMAL');
 db.pragma('temp_store = MEMORY');
 const integer = variant === 'integer-keys';
@@ -107,6 +114,7 @@ function backfill(account: number): Array<{ id: string; ms: number }> {
 const text = 'x'.repeat(450);
 const started = performance.now();
 let windowStart = started;
+let windowHeldMs = 0;
 let written = 0;
 for (let first = 0; first < accounts; first += CONCURRENT) {
   const group: Array<Array<{ id: string; ms: number }>> = [];
@@ -122,8 +130,10 @@ for (let first = 0; first < accounts; first += CONCURRENT) {
         else insert.run(...args);
         if (++written % WINDOW === 0) {
           const now = performance.now();
-          console.log(`${written} tweets: ${(((now - windowStart) * 1000) / WINDOW).toFixed(1)} µs a tweet over the last ${WINDOW}`);
+          const held = heldMs - windowHeldMs;
+          console.log(`${written} tweets: ${(((now - windowStart) * 1000) / WINDOW).toFixed(1)} µs a tweet over the last ${WINDOW}, ${((held * 1000) / WINDOW).toFixed(1)} of them held`);
           windowStart = now;
+          windowHeldMs = heldMs;
         }
       }
     });
