@@ -44,7 +44,7 @@ writeFileSync(stampFile, stamp);
 // it one. Not minified: stack traces keep our function names. Replaces the file-by-file
 // dist/src/cli/main.js; the rest of dist/src stays for the benchmarks' children.
 async function bundleCommandLine(outdir) {
-  const outside = /^(better-sqlite3|@fastify\/swagger-ui|pino|thread-stream|pg|pg-.*|ioredis|@aws-sdk\/.*|@smithy\/.*|@atproto\/.*|viem|esbuild|tsx)(\/|$)/;
+  const outside = /^(better-sqlite3|@fastify\/swagger-ui|pino|thread-stream|pg|pg-.*|ioredis|@aws-sdk\/.*|@smithy\/.*|@atproto\/.*|viem|undici|esbuild|tsx)(\/|$)/;
   await build({
     entryPoints: { main: join(root, 'src', 'cli', 'main.ts') },
     outdir,

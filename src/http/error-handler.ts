@@ -21,7 +21,8 @@ export function sendError(reply: FastifyReply, requestId: string, err: AppError)
 }
 
 /** The AppError an error answers as, and whether it is internal (a bug: logged, its message withheld). */
-export function classifyError(err: FastifyError | AppError | Error): { appError: AppError; internal: boolean } {
+/** `contentEncoding`: the request's Content-Encoding header, for a body that would not parse. */
+export function classifyError(err: FastifyError | AppError | Error, contentEncoding?: string): { appError: AppError; internal: boolean } {
   if (err instanceof AppError) return { appError: err, internal: false };
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation) {
@@ -51,6 +52,10 @@ export function classifyError(err: FastifyError | AppError | Error): { appError:
   }
   const status = fe.statusCode ?? 500;
   if (status === 400 && (err instanceof SyntaxError || /JSON/i.test(err.message))) {
+    // Bodies are read as sent, never decompressed (Node 20's Brotli decoder is unsafe: outbound-fetch.ts).
+    if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') {
+      return { appError: new AppError('unsupported_media_type', 'Request bodies are read as sent, never decompressed: send the JSON without Content-Encoding.', undefined, { 'accept-encoding': 'identity' }), internal: false };
+    }
     return { appError: new AppError('invalid_request', 'The body is not valid JSON.', { fields: [{ field: 'body', message: 'is not valid JSON' }] }), internal: false };
   }
   if (status >= 400 && status < 500) {
@@ -65,7 +70,8 @@ export function classifyError(err: FastifyError | AppError | Error): { appError:
 
 export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const { appError, internal } = classifyError(err);
+    const ce = request.headers['content-encoding'];
+    const { appError, internal } = classifyError(err, typeof ce === 'string' ? ce : undefined);
     if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
     // Reported once for the whole outage (db/storage-outage.ts), not per call.
     const outage = appError.code === 'service_unavailable' ? deps.store.outage : undefined;

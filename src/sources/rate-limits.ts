@@ -37,8 +37,10 @@ export type HeaderBag = Headers | Record<string, string | undefined> | undefined
 
 function header(headers: HeaderBag, name: string): string | undefined {
   if (headers === undefined) return undefined;
-  if (headers instanceof Headers) return headers.get(name) ?? undefined;
-  return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+  // Any fetch's Headers (Node's or undici's from npm, outbound-fetch.ts): not instanceof one class.
+  if (typeof headers.get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Record<string, string | undefined>;
+  return record[name] ?? Object.entries(record).find(([k]) => k.toLowerCase() === name)?.[1];
 }
 
 /**

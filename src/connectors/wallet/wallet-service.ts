@@ -16,6 +16,7 @@ import {
 import { AppError, type ErrorCode } from '../../errors/app-error.js';
 import { DEFAULT_RPC_RETRIES, DEFAULT_RPC_TIMEOUT_MS, type WalletChainConfig } from './chains.js';
 import { checkDefaultChain, normalizeAddress, resolveChain } from './validation.js';
+import { outboundFetch } from '../../sources/outbound-fetch.js';
 
 /** docs/spec/contract.md, section 10, "Wallet". */
 export interface WalletBalance {
@@ -114,7 +115,7 @@ export class ViemWalletService implements WalletService {
     this.entries = chains.map((config) => ({
       config,
       client: createPublicClient({
-        transport: http(config.rpcUrl, { timeout: this.timeoutMs, retryCount, retryDelay }),
+        transport: http(config.rpcUrl, { timeout: this.timeoutMs, retryCount, retryDelay, fetchFn: outboundFetch }),
         cacheTime: 0,
       }),
       chainIdVerified: false,

@@ -37,6 +37,7 @@ import type { IdMap } from './id-map.js';
 import { compareIds, postIdMs } from './ids.js';
 import { isHandle, isNoUnauthenticated, mapPost, mapProfile, postSortMs, Refs, type ProfileLike } from './map.js';
 import { decodePosition, encodePosition, isAfter, type FeedPosition } from './position.js';
+import { outboundFetch } from '../outbound-fetch.js';
 
 export const DEFAULT_APPVIEW_URL = 'https://public.api.bsky.app';
 
@@ -49,6 +50,7 @@ export interface BlueskySourceOptions {
    * 5 000 ms (buildSource: half the call's timeout, which covers the whole call).
    */
   walkBudgetMs?: number;
+  /** Default outboundFetch (no Brotli, ../outbound-fetch.ts). */
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -91,9 +93,9 @@ export class BlueskySource implements DataSource {
 
   constructor(options: BlueskySourceOptions) {
     const service = (options.appViewUrl ?? DEFAULT_APPVIEW_URL).replace(/\/+$/, '');
-    this.agent = new Agent(options.fetch ? { service, fetch: options.fetch } : { service });
+    this.agent = new Agent({ service, fetch: options.fetch ?? outboundFetch });
     this.service = service;
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.fetchImpl = options.fetch ?? outboundFetch;
     this.idMap = options.idMap;
     this.walkBudgetMs = options.walkBudgetMs ?? 5_000;
     this.now = options.now ?? Date.now;

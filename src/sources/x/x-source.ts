@@ -1,4 +1,4 @@
-// The X API v2 data source: app-only bearer token, Node's global fetch, one request per call (two
+// The X API v2 data source: app-only bearer token, outboundFetch, one request per call (two
 // when X refuses our field vocabulary, see below). Parameters follow the X API v2 OpenAPI document
 // (docs/upstream/x-api-v2-openapi.json); answers in post-era and tweet-era names are both understood.
 // Timeouts are the resilience layer's (../resilience.ts): the signal it passes aborts the request.
@@ -15,11 +15,13 @@ import { communityParams, DIALECT_PARAMS, tweetParams, userParams, type QueryPar
 import { asArray, asObject, asString, badResponse, isNumericId, type JsonObject } from './json.js';
 import { indexIncludes, mapCommunity, mapRetweetEdge, mapTweet, mapUser, newestFirst } from './map.js';
 import { aboveWindow, belowWindow, lowerId, timeParam } from './timeline-window.js';
+import { outboundFetch } from '../outbound-fetch.js';
 
 export interface XSourceOptions {
   bearerToken: string;
   /** Default 'https://api.x.com'. */
   baseUrl?: string;
+  /** Default outboundFetch (no Brotli, ../outbound-fetch.ts). */
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -57,7 +59,7 @@ export class XSource implements DataSource {
     if (!options.bearerToken) throw new Error('XSource needs a bearer token');
     this.bearerToken = options.bearerToken;
     this.baseUrl = (options.baseUrl ?? 'https://api.x.com').replace(/\/+$/, '');
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.fetchImpl = options.fetch ?? outboundFetch;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? silentLog;
     this.dialectNow = options.dialect ?? 'posts';

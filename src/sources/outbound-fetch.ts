@@ -1,0 +1,112 @@
+// Every outbound HTTP call of the gateway (the X API, the Bluesky AppView, wallet RPC endpoints)
+// goes through outboundFetch: undici's fetch from npm (pinned), on a dispatcher that asks for gzip or
+// deflate only and refuses an answer encoded with Brotli before fetch builds a decoder for it.
+//
+// Why: Node 20 is end-of-life. Its Brotli (1.1.0) has the decoder's out-of-bounds write
+// (CVE-2026-111497, fixed only in Node 22.23.4, 24.22.1 and 26.12.1), and Node's own fetch decodes
+// any answer sent with `Content-Encoding: br`, asked for or not (it asks for br over https), so a
+// hostile or compromised upstream (an RPC provider, say) could reach it. Node 20's bundled undici
+// (6.24.1) also predates the 6.x fixes of 6.27.0. Refusing after fetch resolved would be too late:
+// fetch pipes the first bytes through its decoders as they arrive, read or not.
+import type { Dispatcher } from 'undici';
+
+/** The encodings we ask for: fetch decodes these with zlib, not Brotli. */
+const ACCEPTED_ENCODINGS = 'gzip, deflate';
+
+/**
+ * An answer the gateway would not decode (its `Content-Encoding` names Brotli). The message leaves
+ * the origin out: it reaches clients in upstream errors, and an RPC endpoint's host is the operator's.
+ */
+export class RefusedEncodingError extends Error {
+  constructor(readonly origin: string, readonly encoding: string) {
+    super(`the answer came with Content-Encoding "${encoding.slice(0, 40)}", which this gateway does not decode (it asks for ${ACCEPTED_ENCODINGS})`);
+    this.name = 'RefusedEncodingError';
+  }
+}
+
+/** Whether a Content-Encoding value names Brotli among its codings. */
+export function namesBrotli(value: string): boolean {
+  return value.split(',').some((c) => c.trim().toLowerCase() === 'br');
+}
+
+type Headers = Dispatcher.DispatchOptions['headers'];
+
+/** The request's headers with Accept-Encoding set to ours, whatever form undici was given them in. */
+export function withAcceptedEncodings(headers: Headers): Headers {
+  if (headers == null) return { 'accept-encoding': ACCEPTED_ENCODINGS };
+  if (Array.isArray(headers)) {
+    const out: string[] = [];
+    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() !== 'accept-encoding') out.push(headers[i]!, headers[i + 1]!);
+    out.push('accept-encoding', ACCEPTED_ENCODINGS);
+    return out;
+  }
+  if (typeof headers === 'object' && !(Symbol.iterator in headers)) {
+    const out: Record<string, string | string[] | undefined> = {};
+    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'accept-encoding') out[k] = v;
+    out['accept-encoding'] = ACCEPTED_ENCODINGS;
+    return out;
+  }
+  // An iterable of pairs (undici accepts it; fetch never passes one).
+  const out: string[] = [];
+  for (const [k, v] of headers as Iterable<[string, string | string[] | undefined]>) {
+    if (k.toLowerCase() === 'accept-encoding' || v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) out.push(k, one);
+  }
+  out.push('accept-encoding', ACCEPTED_ENCODINGS);
+  return out;
+}
+
+/** The callbacks RefuseBrotli overrides, as undici calls them. */
+interface HeadersHandler {
+  onConnect(abort: (err?: Error) => void): void;
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
+}
+
+interface Made {
+  fetch: typeof import('undici').fetch;
+  dispatcher: Dispatcher;
+}
+
+// undici is loaded on the first outbound call: the demo network (`npm start`) never makes one.
+let made: Promise<Made> | undefined;
+
+async function make(): Promise<Made> {
+  const { Agent, DecoratorHandler, fetch } = await import('undici');
+  // Passes every callback on to fetch's handler (its type declares none of them).
+  const Decorator = DecoratorHandler as unknown as new (handler: Dispatcher.DispatchHandlers) => HeadersHandler;
+  class RefuseBrotli extends Decorator {
+    private abort: ((err: Error) => void) | undefined;
+    constructor(
+      handler: Dispatcher.DispatchHandlers,
+      private readonly origin: string,
+    ) {
+      super(handler);
+    }
+    override onConnect(abort: (err?: Error) => void): void {
+      this.abort = abort;
+      super.onConnect(abort);
+    }
+    override onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+        if (String(rawHeaders[i]).toLowerCase() !== 'content-encoding') continue;
+        const value = String(rawHeaders[i + 1]);
+        if (!namesBrotli(value)) continue;
+        // The request ends here with this error: fetch never sees these headers, so it makes no decoder.
+        this.abort?.(new RefusedEncodingError(this.origin, value));
+        return false;
+      }
+      return super.onHeaders(statusCode, rawHeaders, resume, statusText);
+    }
+  }
+  const dispatcher = new Agent().compose(
+    (dispatch) => (opts, handler) => dispatch({ ...opts, headers: withAcceptedEncodings(opts.headers) }, new RefuseBrotli(handler, String(opts.origin ?? '')) as Dispatcher.DispatchHandlers),
+  );
+  return { fetch, dispatcher };
+}
+
+/** fetch for calls to other services; see the top of this file. Takes a URL or a string, not a Request. */
+export const outboundFetch = (async (input: string | URL, init?: RequestInit): Promise<Response> => {
+  if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('outboundFetch takes a URL or a string');
+  const { fetch, dispatcher } = await (made ??= make());
+  return (await fetch(input, { ...(init as object), dispatcher })) as unknown as Response;
+}) as typeof fetch;
