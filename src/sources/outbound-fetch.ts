@@ -92,7 +92,9 @@ async function make(): Promise<Made> {
         const value = String(rawHeaders[i + 1]);
         if (!namesBrotli(value)) continue;
         // The request ends here with this error: fetch never sees these headers, so it makes no decoder.
-        this.abort?.(new RefusedEncodingError(this.origin, value));
+        const refused = new RefusedEncodingError(this.origin, value);
+        if (!this.abort) throw refused;
+        this.abort(refused);
         return false;
       }
       return super.onHeaders(statusCode, rawHeaders, resume, statusText);
