@@ -4,8 +4,10 @@
 // never decompressed. Each test counts the Brotli decoders made in this process (zlib's
 // createBrotliDecompress, which fetch calls), all on loopback.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import zlib from 'node:zlib';
 import { ViemWalletService } from '../../src/connectors/wallet/wallet-service.js';
@@ -17,6 +19,7 @@ import { SourceError } from '../../src/sources/types.js';
 import { XSource } from '../../src/sources/x/x-source.js';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { startHarness } from '../helpers/harness.js';
+import { repoRoot } from '../helpers/processes.js';
 
 let decoders = 0;
 const createBrotliDecompress = zlib.createBrotliDecompress;
@@ -97,6 +100,13 @@ describe('outboundFetch', () => {
     assert.equal(h['x-kept'], 'yes');
     await outboundFetch(new URL(`${up.url}/plain/`));
     assert.equal(up.seen.at(-1)!['accept-encoding'], 'gzip, deflate');
+  });
+
+  test("its undici is past the 6.x fixes of 6.27.0, which Node 20's bundled copy lacks", () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'node_modules/undici/package.json'), 'utf8')) as { version: string };
+    const [major, minor] = version.split('.').map(Number);
+    assert.equal(major, 6, `undici ${version}: the 6.x line is the one whose handler API Node 20's fetch shares`);
+    assert.ok(minor! >= 27, `undici ${version}`);
   });
 
   test('the header rewrite keeps every other header, in each form undici takes', () => {
