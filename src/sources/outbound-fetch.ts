@@ -24,6 +24,12 @@ export class RefusedEncodingError extends Error {
   }
 }
 
+/** The refusal behind a failed call (fetch wraps it as its cause), if that is why it failed. */
+export function refusedEncoding(err: unknown): RefusedEncodingError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof RefusedEncodingError) return e;
+  return undefined;
+}
+
 /** Whether a Content-Encoding value names Brotli among its codings. */
 export function namesBrotli(value: string): boolean {
   return value.split(',').some((c) => c.trim().toLowerCase() === 'br');

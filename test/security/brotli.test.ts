@@ -37,15 +37,15 @@ interface Upstream {
   url: string;
   /** The request headers it was sent, in order. */
   seen: IncomingMessage['headers'][];
-  /** What it answers, as JSON. */
-  answer: { body: unknown };
+  /** What it answers, as JSON; `encoding` overrides the path's (for clients that choose the path). */
+  answer: { body: unknown; encoding?: 'br' };
   close(): Promise<void>;
 }
 
-/** Answers every request with `answer.body`, encoded as the path says: /br/..., /gzip/..., or plain; /redirect goes to /br/. */
+/** Answers every request with `answer.body`, encoded as the path says (/br/..., /gzip/..., else plain) or as `answer.encoding` says; /redirect goes to /br/. */
 async function upstream(): Promise<Upstream> {
   const seen: IncomingMessage['headers'][] = [];
-  const answer = { body: USER as unknown };
+  const answer: Upstream['answer'] = { body: USER };
   const server: Server = createServer((req, res) => {
     seen.push(req.headers);
     const path = req.url ?? '/';
@@ -56,7 +56,7 @@ async function upstream(): Promise<Upstream> {
     req.resume();
     req.on('end', () => {
       const json = Buffer.from(JSON.stringify(answer.body));
-      if (path.startsWith('/br')) res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'br' }).end(zlib.brotliCompressSync(json));
+      if (answer.encoding === 'br' || path.startsWith('/br')) res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'br' }).end(zlib.brotliCompressSync(json));
       else if (path.startsWith('/gzip')) res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zlib.gzipSync(json));
       else res.writeHead(200, { 'content-type': 'application/json' }).end(json);
     });
@@ -123,7 +123,8 @@ describe('outboundFetch', () => {
     const x = new XSource({ bearerToken: 'token', baseUrl: `${up.url}/br` });
     await assert.rejects(x.getUserByUsername('XDevelopers'), (err: unknown) => {
       assert.ok(err instanceof SourceError, String(err));
-      assert.equal(err.kind, 'unavailable');
+      // It answered, in an encoding we do not read: 502 upstream_error, not an outage.
+      assert.equal(err.kind, 'bad_response');
       assert.match(err.message, /Content-Encoding "br"/);
       assert.ok(!err.message.includes('127.0.0.1'), err.message);
       return true;
@@ -132,15 +133,28 @@ describe('outboundFetch', () => {
     const plain = new XSource({ bearerToken: 'token', baseUrl: up.url });
     assert.equal((await plain.getUserByUsername('XDevelopers')).id, USER.data.id);
 
-    const bsky = new BlueskySource({ appViewUrl: `${up.url}/br`, idMap: new MemoryIdMap() });
-    await assert.rejects(bsky.getUserByUsername('alice.test'));
-    assert.ok(up.seen.some((h) => h['accept-encoding'] === 'gzip, deflate' && h['user-agent'] !== undefined));
+    // The AppView's paths are @atproto/api's (/xrpc/...): the server answers them all with Brotli.
+    const bsky = new BlueskySource({ appViewUrl: up.url, idMap: new MemoryIdMap() });
+    up.answer.encoding = 'br';
+    try {
+      await assert.rejects(bsky.getUserByUsername('alice.test'), (err: unknown) => {
+        assert.ok(err instanceof SourceError && err.kind === 'bad_response', String(err));
+        assert.match(err.message, /Content-Encoding "br"/);
+        return true;
+      });
+      assert.match(up.seen.at(-1)!['accept-encoding'] ?? '', /^gzip, deflate$/);
+    } finally {
+      up.answer.encoding = undefined;
+    }
 
     up.answer.body = { jsonrpc: '2.0', id: 0, result: '0x5' };
     try {
       const wallet = new ViemWalletService([{ name: 'test', chainId: 5, rpcUrl: `${up.url}/br`, symbol: 'ETH', decimals: 18 }], { retryCount: 0 });
       await assert.rejects(wallet.getBalance('0x90F8bf6A479f320ead074411a4B0e7944Ea8c9C1'), (err: unknown) => {
-        assert.ok(err instanceof AppError && err.status >= 500 && err.status < 600, String(err));
+        assert.ok(err instanceof AppError, String(err));
+        assert.equal(err.code, 'upstream_error');
+        assert.equal(err.status, 502);
+        assert.match(err.message, /Content-Encoding "br"/);
         // The RPC endpoint's host is the operator's: not in what the client is told.
         assert.ok(!JSON.stringify({ message: err.message, details: err.details }).includes('127.0.0.1'), err.message);
         return true;

@@ -16,7 +16,7 @@ import {
 import { AppError, type ErrorCode } from '../../errors/app-error.js';
 import { DEFAULT_RPC_RETRIES, DEFAULT_RPC_TIMEOUT_MS, type WalletChainConfig } from './chains.js';
 import { checkDefaultChain, normalizeAddress, resolveChain } from './validation.js';
-import { outboundFetch } from '../../sources/outbound-fetch.js';
+import { outboundFetch, refusedEncoding } from '../../sources/outbound-fetch.js';
 
 /** docs/spec/contract.md, section 10, "Wallet". */
 export interface WalletBalance {
@@ -198,6 +198,17 @@ export class ViemWalletService implements WalletService {
         new AppError('upstream_timeout', `The chain RPC endpoint for "${name}" did not answer within ${this.timeoutMs} ms. Try again later.`, details),
         'TimeoutError',
         describe(error),
+        error,
+      );
+    }
+    const refused = refusedEncoding(error);
+    if (refused !== undefined) {
+      // It answered, in an encoding we do not read (outbound-fetch.ts): a response we cannot use, not an outage.
+      return this.report(
+        config,
+        new AppError('upstream_error', `The chain RPC endpoint for "${name}" answered in an encoding this gateway does not read (Content-Encoding "${refused.encoding.slice(0, 40)}").`, details),
+        refused.name,
+        refused.message,
         error,
       );
     }

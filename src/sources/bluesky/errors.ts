@@ -4,6 +4,7 @@
 // came (network failure, our abort), or 2 when the answer failed the lexicon's validation; `error` is
 // the XRPC error name ("InvalidRequest", "AccountTakedown"…); `headers` are the answer's. It is not
 // exported by @atproto/api, so it is recognized by shape.
+import { refusedEncoding } from '../outbound-fetch.js';
 import { resetAtFromHeaders } from '../rate-limits.js';
 import { SourceError, type SourceErrorKind } from '../types.js';
 
@@ -49,6 +50,8 @@ export function toSourceError(err: unknown, ctx: CallContext): SourceError {
   if (err instanceof SourceError) return err;
   const { what } = ctx;
   if (isTimeout(err)) return new SourceError('timeout', `The Bluesky AppView did not answer in time for ${what}`);
+  const refused = refusedEncoding(err);
+  if (refused) return new SourceError('bad_response', `The Bluesky AppView's answer for ${what} could not be read: ${refused.message}`, undefined, { error: refused.message });
   const x = asXrpcError(err);
   if (!x) {
     const message = err instanceof Error ? err.message : String(err);

@@ -5,6 +5,7 @@
 // Messages never contain the bearer token: we never echo request headers, and for 401/403 we do not
 // echo the body either. 401, 403 and other 4xx are 'rejected': the operator must fix something (the
 // token, the plan, a parameter), so they are neither retried nor reported as an outage.
+import { refusedEncoding } from '../outbound-fetch.js';
 import { SourceError } from '../types.js';
 import { asArray, asObject, asString, type JsonObject } from './json.js';
 
@@ -108,6 +109,9 @@ export function errorFromStatus(answer: XAnswer, what: string, resetAt: Date | u
 /** The error for a fetch that threw: the network, or an answer cut off. (Timeouts and aborts are the caller's.) */
 export function errorFromFetchFailure(err: unknown, what: string): SourceError {
   if (err instanceof SourceError) return err;
+  // X (or what is in front of it) answered, in an encoding we do not read: not an outage.
+  const refused = refusedEncoding(err);
+  if (refused) return new SourceError('bad_response', `X's answer for ${what} could not be read: ${refused.message}`, undefined, { error: refused.message });
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
   return new SourceError('unavailable', `X could not be reached for ${what}: ${clip(cause)}`, undefined, { error: clip(cause, 500) });
 }
