@@ -113,6 +113,8 @@ describe('outboundFetch', () => {
     assert.deepEqual(withAcceptedEncodings({ a: '1', 'Accept-Encoding': 'br' }), { a: '1', 'accept-encoding': 'gzip, deflate' });
     assert.deepEqual(withAcceptedEncodings(['a', '1', 'accept-encoding', 'br, gzip', 'b', '2']), ['a', '1', 'b', '2', 'accept-encoding', 'gzip, deflate']);
     assert.deepEqual(withAcceptedEncodings(null), { 'accept-encoding': 'gzip, deflate' });
+    const pairs = new Map<string, string | string[]>([['a', '1'], ['ACCEPT-ENCODING', 'br'], ['b', ['2', '3']]]);
+    assert.deepEqual(withAcceptedEncodings(pairs as never), ['a', '1', 'b', '2', 'b', '3', 'accept-encoding', 'gzip, deflate']);
     assert.equal(namesBrotli('gzip, BR'), true);
     assert.equal(namesBrotli('brotli'), false);
     assert.equal(namesBrotli('gzip'), false);
