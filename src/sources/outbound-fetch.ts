@@ -37,28 +37,17 @@ export function namesBrotli(value: string): boolean {
 
 type Headers = Dispatcher.DispatchOptions['headers'];
 
-/** The request's headers with Accept-Encoding set to ours, whatever form undici was given them in. */
+/**
+ * The request's headers with Accept-Encoding set to ours. undici's fetch (the only caller of this
+ * dispatcher) passes them as a plain object; any other form is refused rather than guessed at.
+ */
 export function withAcceptedEncodings(headers: Headers): Headers {
-  if (headers == null) return { 'accept-encoding': ACCEPTED_ENCODINGS };
-  if (Array.isArray(headers)) {
-    const out: string[] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() !== 'accept-encoding') out.push(headers[i]!, headers[i + 1]!);
-    out.push('accept-encoding', ACCEPTED_ENCODINGS);
-    return out;
+  if (headers != null && (typeof headers !== 'object' || Array.isArray(headers) || Symbol.iterator in headers)) {
+    throw new TypeError('outboundFetch: request headers must come from fetch as a plain object');
   }
-  if (typeof headers === 'object' && !(Symbol.iterator in headers)) {
-    const out: Record<string, string | string[] | undefined> = {};
-    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'accept-encoding') out[k] = v;
-    out['accept-encoding'] = ACCEPTED_ENCODINGS;
-    return out;
-  }
-  // An iterable of pairs (undici accepts it; fetch never passes one).
-  const out: string[] = [];
-  for (const [k, v] of headers as Iterable<[string, string | string[] | undefined]>) {
-    if (k.toLowerCase() === 'accept-encoding' || v === undefined) continue;
-    for (const one of Array.isArray(v) ? v : [v]) out.push(k, one);
-  }
-  out.push('accept-encoding', ACCEPTED_ENCODINGS);
+  const out: Record<string, string | string[] | undefined> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (k.toLowerCase() !== 'accept-encoding') out[k] = v;
+  out['accept-encoding'] = ACCEPTED_ENCODINGS;
   return out;
 }
 

@@ -109,12 +109,11 @@ describe('outboundFetch', () => {
     assert.ok(minor! >= 27, `undici ${version}`);
   });
 
-  test('the header rewrite keeps every other header, in each form undici takes', () => {
+  test('the header rewrite keeps every other header, and refuses a form fetch never passes', () => {
     assert.deepEqual(withAcceptedEncodings({ a: '1', 'Accept-Encoding': 'br' }), { a: '1', 'accept-encoding': 'gzip, deflate' });
-    assert.deepEqual(withAcceptedEncodings(['a', '1', 'accept-encoding', 'br, gzip', 'b', '2']), ['a', '1', 'b', '2', 'accept-encoding', 'gzip, deflate']);
     assert.deepEqual(withAcceptedEncodings(null), { 'accept-encoding': 'gzip, deflate' });
-    const pairs = new Map<string, string | string[]>([['a', '1'], ['ACCEPT-ENCODING', 'br'], ['b', ['2', '3']]]);
-    assert.deepEqual(withAcceptedEncodings(pairs as never), ['a', '1', 'b', '2', 'b', '3', 'accept-encoding', 'gzip, deflate']);
+    assert.throws(() => withAcceptedEncodings(['a', '1', 'accept-encoding', 'br']), TypeError);
+    assert.throws(() => withAcceptedEncodings(new Map([['accept-encoding', 'br']]) as never), TypeError);
     assert.equal(namesBrotli('gzip, BR'), true);
     assert.equal(namesBrotli('brotli'), false);
     assert.equal(namesBrotli('gzip'), false);
