@@ -9,6 +9,7 @@
 // (6.24.1) also predates the 6.x fixes of 6.27.0. Refusing after fetch resolved would be too late:
 // fetch pipes the first bytes through its decoders as they arrive, read or not.
 import type { Dispatcher } from 'undici';
+import { findCause } from '../errors/cause-chain.js';
 
 /** The encodings we ask for: fetch decodes these with zlib, not Brotli. */
 const ACCEPTED_ENCODINGS = 'gzip, deflate';
@@ -26,8 +27,7 @@ export class RefusedEncodingError extends Error {
 
 /** The refusal behind a failed call (fetch wraps it as its cause), if that is why it failed. */
 export function refusedEncoding(err: unknown): RefusedEncodingError | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof RefusedEncodingError) return e;
-  return undefined;
+  return findCause(err, (e): e is RefusedEncodingError => e instanceof RefusedEncodingError);
 }
 
 /** Whether a Content-Encoding value names Brotli among its codings. */

@@ -14,6 +14,7 @@ import {
   type PublicClient,
 } from 'viem';
 import { AppError, type ErrorCode } from '../../errors/app-error.js';
+import { findCause } from '../../errors/cause-chain.js';
 import { DEFAULT_RPC_RETRIES, DEFAULT_RPC_TIMEOUT_MS, type WalletChainConfig } from './chains.js';
 import { checkDefaultChain, normalizeAddress, resolveChain } from './validation.js';
 import { outboundFetch, refusedEncoding } from '../../sources/outbound-fetch.js';
@@ -244,16 +245,6 @@ export class ViemWalletService implements WalletService {
     }
     return appError;
   }
-}
-
-/** Follows `cause` links (viem BaseError.walk and plain Error.cause). */
-function findCause(error: unknown, match: (e: Error) => boolean): Error | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 10 && current instanceof Error; depth += 1) {
-    if (match(current)) return current;
-    current = current.cause;
-  }
-  return undefined;
 }
 
 /**

@@ -4,6 +4,7 @@
 // came (network failure, our abort), or 2 when the answer failed the lexicon's validation; `error` is
 // the XRPC error name ("InvalidRequest", "AccountTakedown"…); `headers` are the answer's. It is not
 // exported by @atproto/api, so it is recognized by shape.
+import { findCause } from '../../errors/cause-chain.js';
 import { refusedEncoding } from '../outbound-fetch.js';
 import { resetAtFromHeaders } from '../rate-limits.js';
 import { SourceError, type SourceErrorKind } from '../types.js';
@@ -27,10 +28,7 @@ function clip(text: string, max = 200): string {
 }
 
 function isTimeout(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e.name === 'TimeoutError') return true;
-  }
-  return false;
+  return findCause(err, (e) => e.name === 'TimeoutError') !== undefined;
 }
 
 function causeText(err: Error): string {
