@@ -1,7 +1,7 @@
 // HTTP throughput and latency: our authenticated endpoints against bare Fastify, in the same run,
 // each server in its own process and wrk as the client.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config/config.js';
 import { DemoSource } from '../src/sources/demo/demo-source.js';
 import { demoSample } from '../src/sources/demo/sample.js';
 import { SERVER_FLAGS } from './shipped-flags.js';
+import { pinStoresTo, storeProcesses } from './stores-cpu.js';
 
 export interface HttpResult {
   name: string;
@@ -132,37 +133,8 @@ async function pin(pid: number): Promise<void> {
   }
 }
 
-/**
- * On Postgres + Redis, the stores' processes (and the backends Postgres forks meanwhile, which inherit
- * the postmaster's CPUs) run on wrk's CPU while the servers are measured, so that the server's CPU is
- * its own, as bare Fastify's is, and as on a deployment, whose stores are other hosts. Left to the
- * scheduler, Postgres's backend ran on the server's CPU part of the time: the server's CPU a request
- * rose and the group charge waited for a CPU (where-the-time-goes, 2026-11-29 12:10). Gives back
- * what puts each process back on the CPUs it had (a run killed before that leaves them pinned:
- * `taskset -a -c -p 0-1 <pid>` for each Postgres and Redis process undoes it).
- */
-export async function pinStores(): Promise<() => Promise<void>> {
-  if (!pinning) return async () => undefined;
-  const before: Array<{ pid: string; mask: string }> = [];
-  for (const { pid } of storeProcesses()) {
-    try {
-      const mask = /affinity mask: ([0-9a-f]+)/.exec((await run('taskset', ['-p', pid])).stdout)?.[1];
-      if (!mask) continue;
-      await run('taskset', ['-a', '-c', '-p', WRK_CPU, pid]);
-      before.push({ pid, mask });
-    } catch (err) {
-      // A backend that exited since the list was read (a client of the set-up disconnecting) is no
-      // concern; until 2026-12-03 it ended the loop, leaving the processes after it unpinned.
-      if (!existsSync(`/proc/${pid}`)) continue;
-      // Not allowed (another user's processes): measured unpinned, and said so.
-      console.error(`the stores' processes could not all be pinned to CPU ${WRK_CPU} (${(err as Error).message.split('\n')[0]}): Postgres and Redis share the server's CPU in this run`);
-      break;
-    }
-  }
-  return async () => {
-    for (const { pid, mask } of before) await run('taskset', ['-a', '-p', mask, pid]).catch(() => undefined);
-  };
-}
+/** See stores-cpu.ts: the stores on wrk's CPU, at real-time priority, while the servers are measured. */
+export const pinStores = (): Promise<() => Promise<void>> => (pinning ? pinStoresTo(WRK_CPU, cpuCount) : Promise.resolve(async () => undefined));
 
 function ms(text: string, label: string): number {
   const m = new RegExp(`${label}\\s+([0-9.]+)(us|ms|s)`).exec(text);
@@ -192,24 +164,6 @@ interface HostCpu {
 }
 
 const TICK_US = 10_000;
-
-/** The host's Postgres and Redis processes, with the fields of their /proc stat after the command's name. */
-function storeProcesses(): Array<{ pid: string; which: 'postgres' | 'redis'; fields: string[] }> {
-  const out: Array<{ pid: string; which: 'postgres' | 'redis'; fields: string[] }> = [];
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const which = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : undefined;
-    if (which) out.push({ pid, which, fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') });
-  }
-  return out;
-}
 
 function hostCpu(): HostCpu {
   const out: HostCpu = { postgres: 0, redis: 0, busy: 0, idle: 0 };
