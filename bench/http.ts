@@ -133,8 +133,8 @@ async function pin(pid: number): Promise<void> {
   }
 }
 
-/** See stores-cpu.ts: the stores on wrk's CPU, at real-time priority, while the servers are measured. */
-export const pinStores = (): Promise<() => Promise<void>> => (pinning ? pinStoresTo(WRK_CPU, cpuCount) : Promise.resolve(async () => undefined));
+/** See stores-cpu.ts: the stores on wrk's CPU while the servers are measured (BENCH_STORES_REALTIME=1: at real-time priority). */
+export const pinStores = (): Promise<() => Promise<void>> => (pinning ? pinStoresTo(WRK_CPU, cpuCount, process.env.BENCH_STORES_REALTIME === '1') : Promise.resolve(async () => undefined));
 
 function ms(text: string, label: string): number {
   const m = new RegExp(`${label}\\s+([0-9.]+)(us|ms|s)`).exec(text);

@@ -31,17 +31,18 @@ export function storeProcesses(): Array<{ pid: string; which: 'postgres' | 'redi
  * scheduler, Postgres's backend ran on the server's CPU part of the time: the server's CPU a request
  * rose and the group charge waited for a CPU (where-the-time-goes, 2026-11-29 12:10).
  *
- * They also run at real-time priority (SCHED_RR) there, so that they do not wait behind wrk for that
- * CPU, as they would not on hosts of their own: otherwise the group charge's backend spent over a
- * quarter of a run runnable but waiting for wrk, and that set the p99 over 50 accounts
- * (where-the-time-goes, 2026-12-03). `BENCH_STORES_REALTIME=0` measures without it. The kernel's
- * real-time throttling (95% of each second by default) still leaves wrk its share.
+ * With `realtime` (`BENCH_STORES_REALTIME=1`) they also run at real-time priority (SCHED_RR) there,
+ * so that they do not wait behind wrk for that CPU, as they would not on hosts of their own: without
+ * it the group charge's backend spent over a quarter of a run runnable but waiting for wrk, which
+ * set the p99 over 50 accounts. It is not the default because it distorts the other way: Postgres,
+ * answering sooner, commits smaller groups and spends more CPU a call, which wrk then lacks, so the
+ * throughput falls (where-the-time-goes, 2026-12-03). The kernel's real-time throttling (95% of each
+ * second by default) still leaves wrk a share.
  *
  * Gives back what puts each process back as it was (a run killed before that leaves them pinned:
  * `taskset -a -c -p 0-1 <pid>` and `chrt -a -o -p 0 <pid>` for each Postgres and Redis process undo it).
  */
-export async function pinStoresTo(wrkCpu: string, cpuCount: number): Promise<() => Promise<void>> {
-  const realtime = process.env.BENCH_STORES_REALTIME !== '0';
+export async function pinStoresTo(wrkCpu: string, cpuCount: number, realtime: boolean): Promise<() => Promise<void>> {
   const before: Array<{ pid: string; mask: string; policy: string[] }> = [];
   for (const { pid } of storeProcesses()) {
     try {

@@ -1,5 +1,5 @@
 // bench/stores-cpu.ts: while the servers are measured on Postgres + Redis, the stores' processes run
-// on wrk's CPU at real-time priority, and are put back as they were after. Changing them needs root
+// on wrk's CPU (at real-time priority when asked), and are put back as they were after. Changing them needs root
 // and the machine's stores: the second test runs where TEST_DATABASE_URL is set as root (CI).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -25,7 +25,7 @@ test("the stores' processes run on wrk's CPU at real-time priority, then as befo
   const pids = storeProcesses().map((p) => p.pid);
   assert.ok(pids.length > 0, 'no Postgres or Redis process found');
   const before = new Map(pids.map((p) => [p, state(p)]));
-  const restore = await pinStoresTo('0', availableParallelism());
+  const restore = await pinStoresTo('0', availableParallelism(), true);
   try {
     for (const pid of pids) {
       if (!before.get(pid)) continue;
