@@ -1,5 +1,5 @@
 // The stores' processes (Postgres, Redis) while bench/http.ts measures the servers: found from
-// /proc, pinned to wrk's CPU at real-time priority, and put back after.
+// /proc, pinned to wrk's CPU (at real-time priority when asked), and put back after.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
