@@ -15,11 +15,11 @@ import { findCause } from '../errors/cause-chain.js';
 const ACCEPTED_ENCODINGS = 'gzip, deflate';
 
 /**
- * An answer the gateway would not decode (its `Content-Encoding` names Brotli). The message leaves
- * the origin out: it reaches clients in upstream errors, and an RPC endpoint's host is the operator's.
+ * An answer the gateway would not decode (its `Content-Encoding` names Brotli). It does not name the
+ * origin: it reaches clients in upstream errors, and an RPC endpoint's host is the operator's.
  */
 export class RefusedEncodingError extends Error {
-  constructor(readonly origin: string, readonly encoding: string) {
+  constructor(readonly encoding: string) {
     super(`the answer came with Content-Encoding "${encoding.slice(0, 40)}", which this gateway does not decode (it asks for ${ACCEPTED_ENCODINGS})`);
     this.name = 'RefusedEncodingError';
   }
@@ -71,12 +71,6 @@ async function make(): Promise<Made> {
   const Decorator = DecoratorHandler as unknown as new (handler: Dispatcher.DispatchHandlers) => HeadersHandler;
   class RefuseBrotli extends Decorator {
     private abort: ((err: Error) => void) | undefined;
-    constructor(
-      handler: Dispatcher.DispatchHandlers,
-      private readonly origin: string,
-    ) {
-      super(handler);
-    }
     override onConnect(abort: (err?: Error) => void): void {
       this.abort = abort;
       super.onConnect(abort);
@@ -87,7 +81,7 @@ async function make(): Promise<Made> {
         const value = String(rawHeaders[i + 1]);
         if (!namesBrotli(value)) continue;
         // The request ends here with this error: fetch never sees these headers, so it makes no decoder.
-        const refused = new RefusedEncodingError(this.origin, value);
+        const refused = new RefusedEncodingError(value);
         if (!this.abort) throw refused;
         this.abort(refused);
         return false;
@@ -96,7 +90,7 @@ async function make(): Promise<Made> {
     }
   }
   const dispatcher = new Agent().compose(
-    (dispatch) => (opts, handler) => dispatch({ ...opts, headers: withAcceptedEncodings(opts.headers) }, new RefuseBrotli(handler, String(opts.origin ?? '')) as Dispatcher.DispatchHandlers),
+    (dispatch) => (opts, handler) => dispatch({ ...opts, headers: withAcceptedEncodings(opts.headers) }, new RefuseBrotli(handler) as Dispatcher.DispatchHandlers),
   );
   return { fetch, dispatcher };
 }
