@@ -30,6 +30,20 @@ module.exports = {
       from: { path: '^src/http/', pathNot: '^src/http/app\\.ts$' },
       to: { path: '^src/routes/' },
     },
+    {
+      name: 'src-not-on-dev-deps',
+      severity: 'error',
+      comment: 'The image installs runtime dependencies only (npm ci --omit=dev, deploy/Dockerfile): what src/ runs must be one.',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'src-not-on-undeclared',
+      severity: 'error',
+      comment: 'A package src/ imports is in package.json: one that is only some dependency\'s dependency can vanish or change with it.',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown', 'unknown', 'undetermined'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
