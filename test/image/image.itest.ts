@@ -1,0 +1,251 @@
+// The image deploy/Dockerfile builds, without Docker (this host has no Docker engine): its steps
+// carried out in a temporary directory standing for /app, read from the Dockerfile itself, so a step
+// added there that this file does not know fails here rather than in someone's `docker build`.
+//   - `COPY package.json package-lock.json` then `npm ci --omit=dev` (from the npm cache where it can):
+//     the runtime dependencies only, with the sdk/ workspace absent as it is at that step;
+//   - `COPY . .` with deploy/Dockerfile.dockerignore's exclusions, then the build as the Dockerfile runs it;
+//   - the programs started with its ENTRYPOINT, CMD and ENV: `serve` on the embedded store, and with
+//     TEST_DATABASE_URL and TEST_REDIS_URL the scale-out roles (migrate, serve with ROLES=api, worker,
+//     scheduler) on Postgres, Redis and a local S3, through an export downloaded from its presigned link.
+// What it proves: the runtime closure is complete (nothing the programs load is a dev dependency or
+// missing), and the image's defaults serve. What it cannot: the base image's own contents, and
+// `USER node` (this runs as whoever runs the tests).
+// Run: npm run test:image (about two minutes: better-sqlite3 compiles from source). .ci/run runs it.
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
+import { SQLITE_FILE } from '../../src/db/connect.js';
+import { createPostgresSchema } from '../helpers/backends.js';
+import { freePort, repoRoot, until } from '../helpers/processes.js';
+
+const run = promisify(execFile);
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+
+/** The Dockerfile's instructions (continuation lines joined, comments dropped). */
+function instructions(text: string): Instruction[] {
+  const joined = text.replace(/\\\n/g, ' ');
+  return joined
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const m = /^(\w+)\s+(.*)$/.exec(l);
+      assert.ok(m, `a Dockerfile line this test reads: ${l}`);
+      return { op: m[1]!.toUpperCase(), args: m[2]! };
+    });
+}
+
+/** A .dockerignore pattern as a RegExp over a path relative to the build context (`/`-separated). */
+function ignorePattern(p: string): RegExp {
+  assert.ok(!p.startsWith('!'), `exceptions (${p}) are not emulated here`);
+  const clean = p.replace(/^\.?\//, '').replace(/\/$/, '');
+  let body = '';
+  for (let i = 0; i < clean.length; i++) {
+    const c = clean[i]!;
+    if (c === '*' && clean[i + 1] === '*') {
+      body += '.*';
+      i++;
+    } else if (c === '*') body += '[^/]*';
+    else if (c === '?') body += '[^/]';
+    else body += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${body}$`);
+}
+
+interface Image {
+  dir: string;
+  env: Record<string, string>;
+  entrypoint: string[];
+  cmd: string[];
+}
+
+/** Carries out the Dockerfile's steps in a new directory standing for its WORKDIR. */
+async function buildImage(): Promise<Image> {
+  const dockerfile = readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8');
+  const ignores = readFileSync(join(repoRoot, 'deploy', 'Dockerfile.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map(ignorePattern);
+  const dir = mkdtempSync(join(tmpdir(), 'sdg-image-'));
+  let workdir = '';
+  const env: Record<string, string> = {};
+  let entrypoint: string[] = [];
+  let cmd: string[] = [];
+  // What a step sees: no npm_* settings from the `npm run` that started this test.
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_'))) as Record<string, string>;
+  const inImage = (v: string) => (workdir && v.startsWith(workdir) ? dir + v.slice(workdir.length) : v);
+  for (const { op, args } of instructions(dockerfile)) {
+    if (op === 'FROM') {
+      // The emulation runs on this Node: it stands for the image only on the same major version.
+      const major = /^node:(\d+)/.exec(args)?.[1];
+      assert.equal(major, process.versions.node.split('.')[0], `the image's Node (${args}) is the one this test runs on`);
+    } else if (op === 'WORKDIR') workdir = args;
+    else if (op === 'ENV') {
+      const m = /^(\w+)[= ](.*)$/.exec(args);
+      assert.ok(m, `ENV ${args}`);
+      env[m[1]!] = inImage(m[2]!);
+    } else if (op === 'COPY' && args === 'package.json package-lock.json ./') {
+      for (const f of ['package.json', 'package-lock.json']) cpSync(join(repoRoot, f), join(dir, f));
+    } else if (op === 'COPY' && args === '. .') {
+      cpSync(repoRoot, dir, {
+        recursive: true,
+        filter: (src) => {
+          const rel = relative(repoRoot, src).split(sep).join('/');
+          return rel === '' || !ignores.some((re) => re.test(rel));
+        },
+      });
+    } else if (op === 'RUN' && args === 'npm ci --omit=dev && npm cache clean --force') {
+      // The install as written; the cache is this machine's, so it is used rather than cleaned.
+      await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, env: { ...base, ...env }, maxBuffer: 16 << 20 });
+    } else if (op === 'RUN' && args === 'node scripts/build.mjs --force') {
+      await run(process.execPath, ['scripts/build.mjs', '--force'], { cwd: dir, env: { ...base, ...env } });
+    } else if (op === 'RUN' && /^mkdir -p \/app\/data && chown node:node \/app\/data$/.test(args)) {
+      mkdirSync(inImage('/app/data'), { recursive: true });
+    } else if (op === 'USER' || op === 'EXPOSE') {
+      // Not emulated: the user (see the header); EXPOSE documents the port PORT sets.
+    } else if (op === 'ENTRYPOINT') entrypoint = JSON.parse(args) as string[];
+    else if (op === 'CMD') cmd = JSON.parse(args) as string[];
+    else assert.fail(`a Dockerfile step this emulation does not know; teach test/image/image.itest.ts: ${op} ${args}`);
+  }
+  assert.equal(entrypoint[0], 'node', 'the entrypoint runs node');
+  return { dir, env, entrypoint: entrypoint.slice(1), cmd };
+}
+
+interface Program {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+/** One container of the image: its entrypoint with `args`, its environment plus `extra`. */
+function start(image: Image, args: string[], extra: Record<string, string>): Program {
+  const child = spawn(process.execPath, [...image.entrypoint, ...args], { cwd: image.dir, env: { PATH: process.env.PATH!, ...image.env, LOG_LEVEL: 'warn', ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return {
+    child,
+    output: () => out,
+    // `docker stop`: SIGTERM, and the exit code it gives.
+    stop: () =>
+      new Promise((res) => {
+        if (child.exitCode !== null) return res(child.exitCode);
+        child.once('exit', (code) => res(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function once(image: Image, args: string[], extra: Record<string, string>): Promise<string> {
+  const p = start(image, args, extra);
+  const code = await new Promise<number | null>((res) => p.child.on('close', res));
+  assert.equal(code, 0, `${args.join(' ')}: ${p.output()}`);
+  return p.output();
+}
+
+async function serveAt(image: Image, extra: Record<string, string>): Promise<{ url: string; server: Program }> {
+  const port = await freePort();
+  const server = start(image, image.cmd, { PORT: String(port), ...extra });
+  const url = `http://127.0.0.1:${port}`;
+  await until(`the image's server on ${url}`, 30_000, async () => {
+    if (server.child.exitCode !== null) assert.fail(`the server exited (${server.child.exitCode}): ${server.output()}`);
+    return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok;
+  }, 100);
+  return { url, server };
+}
+
+const get = (url: string, key?: string) => fetch(url, { headers: key ? { 'x-api-key': key } : {} });
+
+describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
+  let image: Image;
+  before(async () => {
+    image = await buildImage();
+  });
+  after(() => {
+    if (image) rmSync(image.dir, { recursive: true, force: true });
+  });
+
+  test('runtime dependencies only: no package the lockfile marks as for development is installed', () => {
+    const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const devOnly = Object.entries(lock.packages).filter(([path, p]) => p.dev && path.startsWith('node_modules/'));
+    assert.ok(devOnly.length > 100, `the lockfile marks ${devOnly.length} packages as for development`);
+    const present = devOnly.filter(([path]) => existsSync(join(image.dir, path))).map(([path]) => path);
+    assert.deepEqual(present, []);
+    // And what the runtime needs is there, built: the SQLite binding compiled by its install script.
+    assert.ok(existsSync(join(image.dir, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')));
+    assert.ok(!existsSync(join(image.dir, 'test')), 'the build context leaves test/ out');
+  });
+
+  test('on the embedded store, with the defaults the image sets: serves documents, the dashboard and charged calls; stops on SIGTERM', async () => {
+    const made = JSON.parse(await once(image, ['accounts', 'create', '--name', 'image', '--credits', '1000', '--json'], {})) as { apiKey: string };
+    const sample = JSON.parse(await once(image, ['demo', 'sample', '--json'], {})) as { tweetIds: string[] };
+    // HOST is the image's (every interface): reached here on the loopback, as `docker run -p` does.
+    assert.equal(image.env.HOST, '0.0.0.0');
+    const { url, server } = await serveAt(image, {});
+    try {
+      for (const path of ['/openapi.json', '/docs/', '/dashboard/', '/metrics']) assert.equal((await get(`${url}${path}`)).status, 200, path);
+      assert.equal((await get(`${url}/echo/v1/hello`)).status, 401);
+      const tweet = await get(`${url}/social/v1/tweets/${sample.tweetIds[0]}`, made.apiKey);
+      assert.equal(tweet.status, 200, await tweet.clone().text());
+      assert.ok((await tweet.text()).includes(`"${sample.tweetIds[0]}"`));
+      assert.ok(Number(tweet.headers.get('x-credits-charged')) > 0, 'charged');
+      // The store is in the image's DATA_DIR.
+      assert.ok(existsSync(join(image.env.DATA_DIR!, SQLITE_FILE)), `${SQLITE_FILE} in ${image.env.DATA_DIR}`);
+    } finally {
+      assert.equal(await server.stop(), 0, server.output());
+    }
+  });
+
+  const scaleOut = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
+  test('the scale-out roles on Postgres, Redis and S3: migrate, an API process, a worker and the scheduler; an export downloads from its presigned link', { skip: !scaleOut && 'needs TEST_DATABASE_URL and TEST_REDIS_URL' }, async () => {
+    const schema = await createPostgresSchema(process.env.TEST_DATABASE_URL!, 'img');
+    let s3: LocalS3 | undefined;
+    const programs: Program[] = [];
+    try {
+      s3 = await startLocalS3({ bucket: 'exports' });
+      const shared = { DATABASE_URL: schema.url, REDIS_URL: process.env.TEST_REDIS_URL!, ...s3.env, JOBS_POLL_MS: '100' };
+      await once(image, ['migrate'], shared);
+      const made = JSON.parse(await once(image, ['accounts', 'create', '--name', 'image', '--credits', '100000', '--json'], shared)) as { apiKey: string };
+      const sample = JSON.parse(await once(image, ['demo', 'sample', '--json'], shared)) as { userIds: string[] };
+      const { url, server } = await serveAt(image, { ...shared, ROLES: 'api' });
+      programs.push(server, start(image, ['worker'], shared), start(image, ['scheduler'], shared));
+      const call = async (method: string, path: string, body?: unknown) => {
+        const r = await fetch(`${url}${path}`, { method, headers: { 'x-api-key': made.apiKey, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+        return { status: r.status, body: (await r.json()) as { data: Record<string, unknown> } };
+      };
+      const BASE = '/social/v1/bulk-export';
+      const batch = await call('POST', `${BASE}/watchlist/batch`, { items: sample.userIds.slice(0, 3).map((socialUserId) => ({ socialUserId })) });
+      assert.equal(batch.status, 202, JSON.stringify(batch.body));
+      await until('the batch completed by the worker', 60_000, async () => (await call('GET', `${BASE}/watchlist/batch/${String(batch.body.data.batchId)}`)).body.data.status === 'completed', 200);
+      const end = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const gen = await call('POST', `${BASE}/exports/generate`, { startDate: new Date(end.getTime() - 24 * 3_600_000).toISOString(), endDate: end.toISOString() });
+      assert.equal(gen.status, 202, JSON.stringify(gen.body));
+      const id = String(gen.body.data.id);
+      const done = await until('the export completed', 60_000, async () => {
+        const r = (await call('GET', `${BASE}/exports/${id}`)).body.data;
+        return r.status === 'completed' && r;
+      }, 200);
+      const link = (await call('GET', `${BASE}/exports/${id}/download`)).body.data as { url: string };
+      assert.ok(link.url.startsWith(`${s3.endpoint}/`), link.url);
+      const file = await fetch(link.url);
+      assert.equal(file.status, 200);
+      assert.equal(createHash('sha256').update(Buffer.from(await file.arrayBuffer())).digest('hex'), done.sha256);
+      for (const p of programs) assert.ok(p.child.exitCode === null, `still running: ${p.output()}`);
+    } finally {
+      for (const p of programs) await p.stop();
+      await s3?.close();
+      await schema.drop();
+    }
+  });
+});
