@@ -50,7 +50,7 @@ export async function startLocalS3(opts: { bucket?: string; port?: number; host?
     env: localS3Env(endpoint, bucket),
     close: () =>
       new Promise<void>((res) => {
-        if (child.exitCode !== null) return res();
+        if (child.exitCode !== null || child.signalCode !== null) return res();
         child.once('exit', () => res());
         child.kill('SIGTERM');
       }),

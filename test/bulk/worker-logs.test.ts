@@ -43,7 +43,7 @@ function sdg(args: string[], env: Record<string, string>): Proc {
     },
     stop: () =>
       new Promise((res) => {
-        if (child.exitCode !== null) return res(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
         child.once('exit', (code) => res(code));
         child.kill('SIGTERM');
       }),

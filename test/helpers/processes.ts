@@ -37,7 +37,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${out}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early (${child.exitCode ?? child.signalCode}): ${out}`);
     try {
       const r = await fetch(`${url}/healthz`);
       if (r.ok) break;
@@ -56,7 +56,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
     output: () => out,
     stop: (signal = 'SIGTERM') =>
       new Promise((res) => {
-        if (child.exitCode !== null) return res(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
         child.once('exit', (code) => res(code));
         child.kill(signal);
       }),
