@@ -6,15 +6,16 @@
 //   - `COPY . .` with deploy/Dockerfile.dockerignore's exclusions, then the build as the Dockerfile runs it;
 //   - the programs started with its ENTRYPOINT, CMD and ENV: `serve` on the embedded store, and with
 //     TEST_DATABASE_URL and TEST_REDIS_URL the scale-out roles (migrate, serve with ROLES=api, worker,
-//     scheduler) on Postgres, Redis and a local S3, through an export downloaded from its presigned link.
+//     scheduler) on Postgres, Redis and a local S3, through an export downloaded from its presigned link;
+//     and compose.yaml's proxy, Caddy with deploy/Caddyfile, in front of two of its API processes.
 // What it proves: the runtime closure is complete (nothing the programs load is a dev dependency or
 // missing), and the image's defaults serve. What it cannot: the base image's own contents, and
 // `USER node` (this runs as whoever runs the tests).
 // Run: npm run test:image (about two minutes: better-sqlite3 compiles from source). .ci/run runs it.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -130,7 +131,11 @@ interface Program {
 
 /** One container of the image: its entrypoint with `args`, its environment plus `extra`. */
 function start(image: Image, args: string[], extra: Record<string, string>): Program {
-  const child = spawn(process.execPath, [...image.entrypoint, ...args], { cwd: image.dir, env: { PATH: process.env.PATH!, ...image.env, LOG_LEVEL: 'warn', ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnProgram(process.execPath, [...image.entrypoint, ...args], image.dir, { ...image.env, LOG_LEVEL: 'warn', ...extra });
+}
+
+function spawnProgram(command: string, args: string[], cwd: string, env: Record<string, string>): Program {
+  const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -140,7 +145,8 @@ function start(image: Image, args: string[], extra: Record<string, string>): Pro
     // `docker stop`: SIGTERM, and the exit code it gives.
     stop: () =>
       new Promise((res) => {
-        if (child.exitCode !== null) return res(child.exitCode);
+        // Exited, or killed by a signal (then exitCode stays null and no second exit event comes).
+        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
         child.once('exit', (code) => res(code));
         child.kill('SIGTERM');
       }),
@@ -159,7 +165,7 @@ async function serveAt(image: Image, extra: Record<string, string>): Promise<{ u
   const server = start(image, image.cmd, { PORT: String(port), ...extra });
   const url = `http://127.0.0.1:${port}`;
   await until(`the image's server on ${url}`, 30_000, async () => {
-    if (server.child.exitCode !== null) assert.fail(`the server exited (${server.child.exitCode}): ${server.output()}`);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) assert.fail(`the server exited (${server.child.exitCode}): ${server.output()}`);
     return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok;
   }, 100);
   return { url, server };
@@ -208,7 +214,10 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
   });
 
   const scaleOut = !!process.env.TEST_DATABASE_URL && !!process.env.TEST_REDIS_URL;
-  test('the scale-out roles on Postgres, Redis and S3: migrate, an API process, a worker and the scheduler; an export downloads from its presigned link', { skip: !scaleOut && 'needs TEST_DATABASE_URL and TEST_REDIS_URL' }, async () => {
+  const skipScaleOut = { skip: !scaleOut && 'needs TEST_DATABASE_URL and TEST_REDIS_URL' };
+
+  /** A fresh Postgres schema, a local S3 and the image's `migrate` run on them; everything stopped after `fn`. */
+  async function onScaleOut(fn: (shared: Record<string, string>, programs: Program[], s3: LocalS3) => Promise<void>): Promise<void> {
     const schema = await createPostgresSchema(process.env.TEST_DATABASE_URL!, 'img');
     let s3: LocalS3 | undefined;
     const programs: Program[] = [];
@@ -216,6 +225,16 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
       s3 = await startLocalS3({ bucket: 'exports' });
       const shared = { DATABASE_URL: schema.url, REDIS_URL: process.env.TEST_REDIS_URL!, ...s3.env, JOBS_POLL_MS: '100' };
       await once(image, ['migrate'], shared);
+      await fn(shared, programs, s3);
+    } finally {
+      for (const p of programs) await p.stop();
+      await s3?.close();
+      await schema.drop();
+    }
+  }
+
+  test('the scale-out roles on Postgres, Redis and S3: migrate, an API process, a worker and the scheduler; an export downloads from its presigned link', skipScaleOut, async () => {
+    await onScaleOut(async (shared, programs, s3) => {
       const made = JSON.parse(await once(image, ['accounts', 'create', '--name', 'image', '--credits', '100000', '--json'], shared)) as { apiKey: string };
       const sample = JSON.parse(await once(image, ['demo', 'sample', '--json'], shared)) as { userIds: string[] };
       const { url, server } = await serveAt(image, { ...shared, ROLES: 'api' });
@@ -242,10 +261,73 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
       assert.equal(file.status, 200);
       assert.equal(createHash('sha256').update(Buffer.from(await file.arrayBuffer())).digest('hex'), done.sha256);
       for (const p of programs) assert.ok(p.child.exitCode === null, `still running: ${p.output()}`);
-    } finally {
-      for (const p of programs) await p.stop();
-      await s3?.close();
-      await schema.drop();
-    }
+    });
+  });
+
+  // compose.yaml's proxy: Debian's Caddy (2.6; the compose file pulls caddy:2) with deploy/Caddyfile,
+  // whose only change here is where it listens and the upstreams' addresses (container names there).
+  test('the compose proxy: deploy/Caddyfile in front of two of the image\'s API processes balances, keeps forged client addresses out, and hides a killed gateway', skipScaleOut, async () => {
+    const caddy = spawnSync('caddy', ['version'], { encoding: 'utf8' });
+    assert.equal(caddy.status, 0, 'needs Caddy on the PATH (Debian: apt-get install caddy; .ci/run installs it)');
+    await onScaleOut(async (shared, programs) => {
+      const env = { ...shared, ROLES: 'api', TRUST_PROXY: '1', AUTH_FAILURES_PER_MINUTE: '10' };
+      const made = JSON.parse(await once(image, ['accounts', 'create', '--name', 'proxy', '--credits', '100000', '--json'], shared)) as { apiKey: string };
+      const a = await serveAt(image, env);
+      const b = await serveAt(image, env);
+      programs.push(a.server, b.server);
+      const proxyPort = await freePort();
+      const caddyfile = readFileSync(join(repoRoot, 'deploy', 'Caddyfile'), 'utf8');
+      assert.match(caddyfile, /^:8080 \{$/m);
+      assert.match(caddyfile, /reverse_proxy gateway-1:8080 gateway-2:8080 \{/);
+      const home = join(image.dir, 'caddy');
+      mkdirSync(home, { recursive: true });
+      const configured = caddyfile
+        .replace(/^:8080 \{$/m, `:${proxyPort} {`)
+        .replace('gateway-1:8080 gateway-2:8080', `${new URL(a.url).host} ${new URL(b.url).host}`);
+      // No admin endpoint (its fixed port would collide with another Caddy on the host).
+      writeFileSync(join(home, 'Caddyfile'), `{\n\tadmin off\n}\n${configured}`);
+      const proxy = spawnProgram('caddy', ['run', '--config', join(home, 'Caddyfile'), '--adapter', 'caddyfile'], home, { HOME: home, XDG_CONFIG_HOME: home, XDG_DATA_HOME: home });
+      programs.push(proxy);
+      const url = `http://127.0.0.1:${proxyPort}`;
+      await until('Caddy in front of the gateways', 15_000, async () => {
+        if (proxy.child.exitCode !== null || proxy.child.signalCode !== null) assert.fail(`Caddy exited: ${proxy.output()}`);
+        return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok;
+      }, 100);
+      const echo = async () => {
+        const r = await fetch(`${url}/echo/v1/hello`, { headers: { 'x-api-key': made.apiKey } });
+        await r.arrayBuffer();
+        return r.status;
+      };
+      const echoesServed = async (gateway: string) => {
+        const text = await (await fetch(`${gateway}/metrics`)).text();
+        return text.split('\n').filter((l) => l.startsWith('sdg_http_requests_total{') && l.includes('route="/echo/v1/hello"')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+      };
+
+      // Round robin: both gateways answer.
+      const statuses = [];
+      for (let i = 0; i < 20; i++) statuses.push(await echo());
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      const [servedA, servedB] = [await echoesServed(a.url), await echoesServed(b.url)];
+      assert.equal(servedA + servedB, 20);
+      assert.ok(servedA >= 5 && servedB >= 5, `balanced: ${servedA} and ${servedB}`);
+
+      // A gateway killed: the requests that would have gone to it are tried on the other.
+      b.server.child.kill('SIGKILL');
+      await new Promise((res) => b.server.child.once('exit', res));
+      const afterKill = [];
+      for (let i = 0; i < 20; i++) afterKill.push(await echo());
+      assert.deepEqual(afterKill, Array(20).fill(200));
+
+      // A client that writes its own X-Forwarded-For is still one address to the gateways: the per-address
+      // limit on requests without a valid key (10 a minute here, shared in Redis) holds across forged values.
+      // Last: the address it blocks is this test's, for every request, keyed or not.
+      const forged = [];
+      for (let i = 0; i < 30; i++) {
+        const r = await fetch(`${url}/echo/v1/hello`, { headers: { 'x-api-key': 'sdg_live_not-a-key', 'x-forwarded-for': `10.9.${i}.1` } });
+        const body = (await r.json()) as { error: { details?: { scope?: string } } };
+        forged.push(r.status === 429 ? String(body.error.details?.scope) : String(r.status));
+      }
+      assert.ok(forged.filter((s) => s === '401').length <= 10 && forged.filter((s) => s === 'ip').length >= 20, forged.join(' '));
+    });
   });
 });
