@@ -52,6 +52,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
     requestTimeout: deps.config.server.requestTimeoutMs,
     maxRequestsPerSocket: deps.config.server.maxRequestsPerSocket,
+    // While closing, a request that arrives on a connection already open (a proxy's kept-alive one)
+    // is served as usual, with Connection: close, rather than refused with Fastify's own 503 body:
+    // the process still has everything it needs until the last response is out (serve.ts).
+    return503OnClosing: false,
     frameworkErrors,
     clientErrorHandler,
     schemaController: { compilersFactory: { buildSerializer: serializers } },
