@@ -98,6 +98,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     answered(deps, request, reply, request.routeOptions.url === '/readyz');
     done();
   };
+  // Fastify answers HEAD for every GET route. On a keyed route a HEAD would do the call's work and
+  // charge it for headers alone, and it is no documented operation: it answers as any other method
+  // the API does not have (404, nothing charged). Public pages (health, documents, download links) keep it.
+  const headNotOffered = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    reply.header('x-request-id', request.id);
+    done(new AppError('not_found', `No route HEAD ${request.url.split('?')[0]}.`));
+  };
   const checkResponses = opts.validateResponses ? responseChecker() : undefined;
   app.addHook('onRoute', (route) => {
     const op = (route.schema as { operationId?: string } | undefined)?.operationId;
@@ -111,7 +118,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       (route.schema as Record<string, unknown>)['x-credit-cost'] = cost;
     }
     const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
-    const first = isPublic ? requestIdOnly : keyCheck;
+    const first = isPublic ? requestIdOnly : route.method === 'HEAD' ? headNotOffered : keyCheck;
     const url = route.url;
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
       request.startedAt = performance.now();
