@@ -17,7 +17,7 @@ const STABLE_MS = 10_000;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 10_000;
 /** After SIGTERM, how long the primary waits for the workers (each has its own 15 s limit in serve.ts). */
-const STOP_TIMEOUT_MS = 20_000;
+export const STOP_TIMEOUT_MS = 20_000;
 
 /** True in a process forked by runPrimary. */
 export function isClusterWorker(config: Config): boolean {

@@ -6,6 +6,9 @@ import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 import { tuneV8 } from './v8-tuning.js';
 
+/** After SIGTERM, how long requests in flight and jobs handing their rows back may take before the process exits anyway. */
+export const DRAIN_LIMIT_MS = 15_000;
+
 /**
  * Runs the roles of ROLES (api, worker, scheduler; all by default) in this process until SIGTERM/SIGINT.
  * With WORKERS > 1: in the cluster primary, forks the workers (cluster.ts); in a worker, runs the API
@@ -50,7 +53,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const timer = setTimeout(() => process.exit(1), 15_000);
+    const timer = setTimeout(() => process.exit(1), DRAIN_LIMIT_MS);
     timer.unref();
     await app.close();
     for (const stop of stops.reverse()) await stop();

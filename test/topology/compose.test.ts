@@ -12,9 +12,12 @@ import { localS3Env } from '../../deploy/local-s3.js';
 import { sharedEnv } from '../../deploy/topology.js';
 import { repoRoot } from '../helpers/processes.js';
 import { SERVER_FLAGS } from '../../bench/shipped-flags.js';
+import { DRAIN_LIMIT_MS } from '../../src/cli/serve.js';
+import { STOP_TIMEOUT_MS } from '../../src/cli/cluster.js';
 
 interface Service {
   image?: string;
+  stop_grace_period?: string;
   command?: string[];
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }> | string[];
@@ -62,4 +65,12 @@ test("the image's entry point runs the server with the Node flags `npm start` gi
   const dockerfile = readFileSync(join(repoRoot, 'deploy/Dockerfile'), 'utf8');
   const entry = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
   assert.deepEqual(entry, ['node', ...SERVER_FLAGS, 'dist/src/cli/main.js']);
+});
+
+test('docker stop waits out the programs\' own shutdown limits before its SIGKILL', () => {
+  for (const [n, s] of programs) {
+    const m = /^(\d+)s$/.exec(s.stop_grace_period ?? '');
+    assert.ok(m, `${n} sets stop_grace_period in seconds (Docker's default, 10 s, is shorter than the drain)`);
+    assert.ok(Number(m[1]) * 1000 > Math.max(DRAIN_LIMIT_MS, STOP_TIMEOUT_MS), `${n}: ${s.stop_grace_period}`);
+  }
 });
