@@ -201,6 +201,17 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
     const { url, server } = await serveAt(image, {});
     try {
       for (const path of ['/openapi.json', '/docs/', '/dashboard/', '/metrics']) assert.equal((await get(`${url}${path}`)).status, 200, path);
+      // Every file the pages load is in the image (built, or a runtime dependency's static files).
+      for (const page of ['/', '/dashboard/', '/docs/']) {
+        const html = await (await get(`${url}${page}`)).text();
+        const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((r) => !r.startsWith('data:'));
+        assert.ok(refs.length > 0, `${page} loads files`);
+        for (const ref of refs) {
+          const r = await get(new URL(ref, `${url}${page}`).href);
+          assert.equal(r.status, 200, `${page} loads ${ref}`);
+          await r.arrayBuffer();
+        }
+      }
       assert.equal((await get(`${url}/echo/v1/hello`)).status, 401);
       const tweet = await get(`${url}/social/v1/tweets/${sample.tweetIds[0]}`, made.apiKey);
       assert.equal(tweet.status, 200, await tweet.clone().text());
