@@ -18,6 +18,8 @@ export interface Config {
    */
   sqlitePageSize: number | undefined;
   databaseUrl: string | undefined;
+  /** DATABASE_POOL_SIZE: the Postgres connections a process's pool may open (its group charges open up to 2 more). */
+  databasePoolSize: number;
   redisUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Signs cursors and download links. When unset, a random one is created once and kept in the store. */
@@ -136,6 +138,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     sqlitePageSize: sqlitePageSize(env),
     databaseUrl,
+    databasePoolSize: num(env, 'DATABASE_POOL_SIZE', 10, { integer: true, min: 1, max: 1_000 }),
     redisUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     secret,

@@ -94,7 +94,7 @@ async function probeWrite(db: Kysely<Database>): Promise<void> {
 
 function openPostgres(databaseUrl: string, poolSize: number | undefined): Store {
   const { Pool } = loadPg();
-  const pool = withPreparedStatements(new Pool({ connectionString: databaseUrl, max: poolSize ?? 10 }));
+  const pool = withPreparedStatements(new Pool({ connectionString: databaseUrl, max: poolSize ?? DEFAULT_POOL_SIZE }));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // The metering's group charge runs on sessions of its own that always use a prepared statement's
   // generic plan. Left to Postgres's choice, that statement (its parameters are arrays) was planned
@@ -198,7 +198,9 @@ function probeSqliteWrite(sqlite: SQLite.Database): void {
 }
 
 /** One group charge is in flight at a time (postgres-meter-store.ts); a second connection covers a reconnect. */
-const CHARGE_POOL_SIZE = 2;
+export const CHARGE_POOL_SIZE = 2;
+/** A process's pool when DATABASE_POOL_SIZE does not say (config.ts gives the same default). */
+const DEFAULT_POOL_SIZE = 10;
 
 // A session setting, sent first on each new connection (a query queued before any other on it).
 function genericPlans(pool: pg.Pool): pg.Pool {

@@ -52,7 +52,7 @@ export interface BuildOptions {
 
 export async function buildDeps(config: Config, opts: BuildOptions = {}): Promise<Deps> {
   const o = opts.overrides ?? {};
-  const store = opts.store ?? o.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize });
+  const store = opts.store ?? o.store ?? openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: config.databasePoolSize });
   if (opts.migrate !== false) await migrateToLatest(store);
   const secrets = o.secrets ?? (await resolveSecrets(store, config.secret, config.secretPrevious));
   const w = config.wallet;

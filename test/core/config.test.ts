@@ -21,6 +21,8 @@ describe('configuration', () => {
     // Unset: the store's own default (db/connect.ts), not a value that would look chosen.
     assert.equal(c.sqlitePageSize, undefined);
     assert.equal(loadConfig({ SQLITE_PAGE_SIZE: '16384' }).sqlitePageSize, 16_384);
+    assert.equal(c.databasePoolSize, 10);
+    assert.equal(loadConfig({ DATABASE_POOL_SIZE: '3' }).databasePoolSize, 3);
   });
 
   const bad: Array<[Record<string, string>, RegExp]> = [
@@ -41,6 +43,9 @@ describe('configuration', () => {
     [{ PLANS_FILE: '/nonexistent/plans.json' }, /PLANS_FILE/],
     [{ SQLITE_PAGE_SIZE: '5000' }, /SQLITE_PAGE_SIZE must be one of 4096, 8192, 16384, 32768, 65536/],
     [{ SQLITE_PAGE_SIZE: '1024' }, /SQLITE_PAGE_SIZE/],
+    [{ DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE/],
+    [{ DATABASE_POOL_SIZE: '2.5' }, /DATABASE_POOL_SIZE/],
+    [{ DATABASE_POOL_SIZE: 'ten' }, /DATABASE_POOL_SIZE/],
   ];
   for (const [env, re] of bad) {
     test(`rejects ${JSON.stringify(env)} naming the variable`, () => {
