@@ -282,7 +282,7 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
     assert.equal(caddy.status, 0, 'needs Caddy on the PATH (Debian: apt-get install caddy; .ci/run installs it)');
     await onScaleOut(async (shared, programs) => {
       const env = { ...shared, ROLES: 'api', TRUST_PROXY: '1', AUTH_FAILURES_PER_MINUTE: '10' };
-      const made = JSON.parse(await once(image, ['accounts', 'create', '--name', 'proxy', '--credits', '100000', '--json'], shared)) as { apiKey: string };
+      const made = JSON.parse(await once(image, ['accounts', 'create', '--name', 'proxy', '--credits', '100000', '--rate-limit-per-minute', '1000000', '--json'], shared)) as { apiKey: string };
       let a = await serveAt(image, env);
       const b = await serveAt(image, env);
       programs.push(a.server, b.server);
