@@ -198,7 +198,7 @@ function probeSqliteWrite(sqlite: SQLite.Database): void {
 }
 
 /** One group charge is in flight at a time (postgres-meter-store.ts); a second connection covers a reconnect. */
-export const CHARGE_POOL_SIZE = 2;
+const CHARGE_POOL_SIZE = 2;
 /** A process's pool when DATABASE_POOL_SIZE does not say (config.ts gives the same default). */
 const DEFAULT_POOL_SIZE = 10;
 
