@@ -94,7 +94,7 @@ async function buildImage(): Promise<Image> {
     } else if (op === 'WORKDIR') workdir = args;
     else if (op === 'ENV') {
       const m = /^(\w+)[= ](.*)$/.exec(args);
-      assert.ok(m, `ENV ${args}`);
+      assert.ok(m && !/\s\w+=/.test(m[2]!), `ENV ${args}: one variable per ENV line is what this emulation reads`);
       env[m[1]!] = inImage(m[2]!);
     } else if (op === 'COPY' && args === 'package.json package-lock.json ./') {
       for (const f of ['package.json', 'package-lock.json']) cpSync(join(repoRoot, f), join(dir, f));
