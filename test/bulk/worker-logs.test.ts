@@ -10,7 +10,7 @@ import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample } from '../../src/sources/demo/sample.js';
 import { createBatch } from '../../src/watchlist/batch-repo.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
-import { repoRoot } from '../helpers/processes.js';
+import { repoRoot, stopChild } from '../helpers/processes.js';
 
 interface Proc {
   child: ChildProcess;
@@ -41,12 +41,7 @@ function sdg(args: string[], env: Record<string, string>): Proc {
         await new Promise((r) => setTimeout(r, 50));
       }
     },
-    stop: () =>
-      new Promise((res) => {
-        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
-        child.once('exit', (code) => res(code));
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child),
   };
 }
 

@@ -16,6 +16,20 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether the child has ended: it exited, or a signal killed it (then exitCode stays null and no second exit event comes). */
+export function ended(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Sends `signal` and resolves with the exit code once the child has ended (at once if it already had). */
+export function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((res) => {
+    if (ended(child)) return res(child.exitCode);
+    child.once('exit', (code) => res(code));
+    child.kill(signal);
+  });
+}
+
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
@@ -37,7 +51,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early (${child.exitCode ?? child.signalCode}): ${out}`);
+    if (ended(child)) throw new Error(`server exited early (${child.exitCode ?? child.signalCode}): ${out}`);
     try {
       const r = await fetch(`${url}/healthz`);
       if (r.ok) break;
@@ -54,12 +68,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
     url,
     child,
     output: () => out,
-    stop: (signal = 'SIGTERM') =>
-      new Promise((res) => {
-        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
-        child.once('exit', (code) => res(code));
-        child.kill(signal);
-      }),
+    stop: (signal = 'SIGTERM') => stopChild(child, signal),
   };
 }
 

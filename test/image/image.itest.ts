@@ -23,7 +23,7 @@ import { after, before, describe, test } from 'node:test';
 import { startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
 import { SQLITE_FILE } from '../../src/db/connect.js';
 import { createPostgresSchema } from '../helpers/backends.js';
-import { freePort, repoRoot, until } from '../helpers/processes.js';
+import { ended, freePort, repoRoot, stopChild, until } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 
@@ -143,13 +143,7 @@ function spawnProgram(command: string, args: string[], cwd: string, env: Record<
     child,
     output: () => out,
     // `docker stop`: SIGTERM, and the exit code it gives.
-    stop: () =>
-      new Promise((res) => {
-        // Exited, or killed by a signal (then exitCode stays null and no second exit event comes).
-        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
-        child.once('exit', (code) => res(code));
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child),
   };
 }
 
@@ -165,7 +159,7 @@ async function serveAt(image: Image, extra: Record<string, string>, port?: numbe
   const server = start(image, image.cmd, { PORT: String(port), ...extra });
   const url = `http://127.0.0.1:${port}`;
   await until(`the image's server on ${url}`, 30_000, async () => {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) assert.fail(`the server exited (${server.child.exitCode}): ${server.output()}`);
+    if (ended(server.child)) assert.fail(`the server exited (${server.child.exitCode}): ${server.output()}`);
     return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok;
   }, 100);
   return { url, server };
@@ -301,7 +295,7 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
       programs.push(proxy);
       const url = `http://127.0.0.1:${proxyPort}`;
       await until('Caddy in front of the gateways', 15_000, async () => {
-        if (proxy.child.exitCode !== null || proxy.child.signalCode !== null) assert.fail(`Caddy exited: ${proxy.output()}`);
+        if (ended(proxy.child)) assert.fail(`Caddy exited: ${proxy.output()}`);
         return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok;
       }, 100);
       const echo = async () => {
