@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 
 /** Reads HTTP/1.1 answers off one socket, each as it completes (Content-Length framed). */
 function answers(socket: Socket) {
@@ -71,11 +72,6 @@ test('closing: a request on a connection already open is served, with Connection
   assert.match(second.body, /"data"/);
   // The server ends the connection after that answer, and the close completes.
   await closed;
-  await until(() => read.ended());
+  await until('the server to end the connection', 1_000, () => read.ended(), 10);
   socket.destroy();
 });
-
-async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(done(), 'the server ended the connection');
-}
