@@ -23,6 +23,13 @@ export interface KeyResolverOptions {
   now?: () => number;
 }
 
+/** How long a key found valid vouches for its requests from an address that is blocked (see vouched()). */
+export const VOUCH_MS = 60 * 60_000;
+/** Keys remembered as valid at most (oldest dropped first). */
+const MAX_VOUCHED = 10_000;
+/** A remembered key's time is renewed at most this often (so a busy key costs no map write per turn). */
+const VOUCH_RENEW_MS = 60_000;
+
 /**
  * Resolves API keys to their records. Where the store reads synchronously (SQLite), one lookup per
  * key per event-loop turn (see TurnMemo): a revocation by any process is seen on the next turn.
@@ -33,12 +40,16 @@ export class KeyResolver {
   private readonly turn = new TurnMemo<string, KnownKey>();
   private readonly cache = new Map<string, KnownKey>();
   private readonly inFlight = new Map<string, Promise<AuthRecord | undefined>>();
+  /** Keys a lookup found valid, with when it last did (see vouched()). */
+  private readonly valid = new Map<string, number>();
   private readonly cacheMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
   private readonly lookupSync = (key: string): KnownKey => {
     if (!isWellFormedKey(key)) return UNKNOWN;
-    return { record: this.meter.findKeySync!(hashApiKey(key)), until: Infinity };
+    const record = this.meter.findKeySync!(hashApiKey(key));
+    this.noteValidity(key, record);
+    return { record, until: Infinity };
   };
 
   constructor(
@@ -72,6 +83,7 @@ export class KeyResolver {
       p = this.meter.findKey(hashApiKey(key)).then(
         (record) => {
           this.inFlight.delete(key);
+          this.noteValidity(key, record);
           this.remember(key, { record, until: started + this.cacheMs });
           return record;
         },
@@ -83,6 +95,33 @@ export class KeyResolver {
       this.inFlight.set(key, p);
     }
     return p;
+  }
+
+  /**
+   * Whether a lookup in this process found the key valid within the last hour (VOUCH_MS). The
+   * per-address guard lets such a key through an address it blocks for failed keys: a valid key
+   * behind the same NAT as a key guesser is still served, while the guesser's new keys are refused
+   * without a lookup. Answered from memory, never from the store; the key is then looked up as
+   * usual, so one revoked since is refused.
+   */
+  vouched(key: string): boolean {
+    const t = this.valid.get(key);
+    return t !== undefined && this.now() - t < VOUCH_MS;
+  }
+
+  /** Called with every lookup's result (once per key per turn on SQLite, per cacheMs on Postgres). */
+  private noteValidity(key: string, record: AuthRecord | undefined): void {
+    if (!record || record.revoked) {
+      this.valid.delete(key);
+      return;
+    }
+    const now = this.now();
+    const last = this.valid.get(key);
+    if (last !== undefined && now - last < VOUCH_RENEW_MS) return;
+    // Deleted and set again so that the map's order is the order of last use, oldest first.
+    this.valid.delete(key);
+    if (this.valid.size >= MAX_VOUCHED) this.valid.delete(this.valid.keys().next().value as string);
+    this.valid.set(key, now);
   }
 
   private remember(key: string, k: KnownKey): void {

@@ -33,10 +33,12 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     try {
       // x-request-id goes out with the rate-limit headers, or with the error envelope.
-      // request.ip goes through Fastify's getter and the socket's peer name: only when some address is blocked.
-      if (ipGuard.blocking) ipGuard.check(request.ip);
       const raw = request.headers['x-api-key'];
       const key = Array.isArray(raw) ? raw[0] : raw;
+      // request.ip goes through Fastify's getter and the socket's peer name: only when some address
+      // is blocked. A blocked address's requests are refused before any lookup, except those with a
+      // key this process found valid lately (a neighbour behind the same NAT as a key guesser).
+      if (ipGuard.blocking && !(key && keys.vouched(key))) ipGuard.check(request.ip);
       if (!key) return refuse(request, new AppError('missing_api_key', 'Send your API key in the X-API-Key header.'), done);
       // The key's record without waiting when it is known (SQLite: read this turn; Postgres: cached).
       const known = keys.known(key);

@@ -1,5 +1,6 @@
 // A flood of requests with bad keys from one address is answered 429 (scope ip) before the key
-// lookup, while a good key from another address keeps working; the budget refills with time.
+// lookup, while a good key from another address keeps working; a key found valid lately is served
+// from the blocked address too (a neighbour behind the same NAT), with its lookup as usual.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../helpers/backends.js';
@@ -64,6 +65,47 @@ for (const backend of backends()) {
         const ok = await h.app.inject({ method: 'GET', url: '/api/v1/credits/balance', remoteAddress: '127.0.0.1', headers: { 'x-api-key': good.apiKey } });
         assert.equal(ok.statusCode, 200);
       }
+    });
+
+    test('a key found valid lately is served from the blocked address; guesses and a key revoked since are still refused', async () => {
+      const natted = '127.0.0.3';
+      const balance = (key: string | undefined, remoteAddress: string) =>
+        h.app.inject({ method: 'GET', url: '/api/v1/credits/balance', remoteAddress, headers: key ? { 'x-api-key': key } : {} });
+      // A second key of the account, used once from elsewhere (so this process found it valid), to revoke later.
+      const made = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': good.apiKey, 'content-type': 'application/json' }, payload: { name: 'second' } });
+      assert.equal(made.statusCode, 201);
+      const second = (JSON.parse(made.body) as { data: { id: string; key: string } }).data;
+      assert.equal((await balance(second.key, '127.0.0.1')).statusCode, 200);
+      assert.equal((await balance(good.apiKey, '127.0.0.1')).statusCode, 200);
+
+      // The neighbour guesses keys until its address is blocked.
+      for (let i = 0; i < 25; i++) await balance(`sdg_live_${'y'.repeat(32)}${i}`, natted);
+      assert.equal((await balance(`sdg_live_${'y'.repeat(32)}new`, natted)).statusCode, 429);
+      assert.equal((await balance(undefined, natted)).statusCode, 429);
+
+      // The good key from the same address is served, each call looked up as usual.
+      for (let i = 0; i < 5; i++) {
+        const n = lookups;
+        const ok = await balance(good.apiKey, natted);
+        assert.equal(ok.statusCode, 200, ok.body);
+        assert.ok(lookups > n, 'the key is still looked up');
+      }
+      // A guess after it is refused without a lookup.
+      const n = lookups;
+      const guess = await balance(`sdg_live_${'y'.repeat(32)}late`, natted);
+      assert.equal(guess.statusCode, 429);
+      assert.equal((JSON.parse(guess.body) as { error: { details: { scope: string } } }).error.details.scope, 'ip');
+      assert.equal(lookups, n);
+
+      // The second key, revoked since: looked up once, refused (the address is still out of budget), then no more lookups.
+      const del = await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${second.id}`, headers: { 'x-api-key': good.apiKey } });
+      assert.equal(del.statusCode, 200);
+      const m = lookups;
+      const revoked = await balance(second.key, natted);
+      assert.equal(revoked.statusCode, 429);
+      assert.equal(lookups, m + 1);
+      assert.equal((await balance(second.key, natted)).statusCode, 429);
+      assert.equal(lookups, m + 1, 'a key found revoked no longer passes the block');
     });
   });
 }
