@@ -7,9 +7,42 @@ import { logOf } from './logging.js';
 import { creditHeaders } from './metered-route.js';
 
 interface ValidationIssue {
+  keyword?: string;
   instancePath?: string;
   message?: string;
   params?: Record<string, unknown>;
+}
+
+/**
+ * One issue per field, in words a caller can act on: Ajv says "must be equal to one of the allowed
+ * values" without naming them, and a union of constants gives one "must be equal to constant" per
+ * member and a closing "must match a schema in anyOf".
+ */
+function readableIssues(issues: ValidationIssue[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  const constsAt = new Map<string, unknown[]>();
+  for (const v of issues) {
+    const at = v.instancePath ?? '';
+    if (v.keyword === 'const') {
+      const values = constsAt.get(at) ?? [];
+      values.push(v.params?.allowedValue);
+      constsAt.set(at, values);
+      continue;
+    }
+    if (v.keyword === 'anyOf' && constsAt.has(at)) {
+      out.push({ ...v, message: `must be one of: ${constsAt.get(at)!.join(', ')}` });
+      constsAt.delete(at);
+      continue;
+    }
+    if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues)) {
+      out.push({ ...v, message: `must be one of: ${(v.params.allowedValues as unknown[]).join(', ')}` });
+      continue;
+    }
+    out.push(v);
+  }
+  // A constant that was not part of a union (no anyOf after it).
+  for (const [at, values] of constsAt) out.push({ keyword: 'const', instancePath: at, message: `must be ${values.join(' or ')}` });
+  return out;
 }
 
 /** Every non-2xx answer goes out in the contract's one error envelope. */
@@ -27,7 +60,7 @@ export function classifyError(err: FastifyError | AppError | Error, contentEncod
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation) {
     const ctx = fe.validationContext ?? 'request';
-    const fields = fe.validation.map((v) => {
+    const fields = readableIssues(fe.validation).map((v) => {
       const missing = v.params?.missingProperty as string | undefined;
       const extra = v.params?.additionalProperty as string | undefined;
       const path = (v.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');

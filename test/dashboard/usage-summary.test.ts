@@ -202,6 +202,10 @@ for (const backend of backends()) {
         assert.ok(JSON.stringify(e.details ?? {}).includes(field) || e.message.includes(field), `${q} names ${field}: ${res.body}`);
         assert.equal(res.headers['x-credits-charged'], '0');
       }
+      // A value outside a fixed set names the set, once.
+      const week = errorOf(await summary('from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&granularity=week'));
+      assert.equal(week.message, 'querystring.granularity must be one of: hour, day.');
+      assert.deepEqual(week.details, { fields: [{ field: 'querystring.granularity', message: 'must be one of: hour, day' }] });
       const none = await h.app.inject({ url: '/api/v1/usage/summary?from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z' });
       assert.equal(errorOf(none).code, 'missing_api_key');
     });
