@@ -16,7 +16,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { metered } from './metered-route.js';
 import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, NoQuery } from './schemas.js';
 import { openapiOptions } from './openapi/document.js';
 import { routeErrors } from './openapi/route-errors.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
@@ -112,6 +112,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     const cost = op ? (deps.config.costs[op] ?? 0) : 0;
     route.config = { ...(route.config ?? {}), cost, ...(isPublic ? { public: true } : {}) };
     if (route.schema && op) {
+      // An operation without query parameters refuses any, as those with them refuse unknown ones
+      // (X API v2 does the same): `?expansions=…` on a tweet is a 400 naming it, not ignored.
+      route.schema.querystring ??= NoQuery;
       const response = (route.schema.response ?? {}) as Record<string, unknown>;
       const method = Array.isArray(route.method) ? String(route.method[0]) : String(route.method);
       route.schema.response = { ...response, ...errorResponses(routeErrors({ method, cost, own: route.config?.errors })) };

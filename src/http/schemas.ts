@@ -138,6 +138,9 @@ export function errorResponses(answered: Iterable<ErrorCode>): Record<number, TS
   return out;
 }
 
+/** The query of an operation that takes no query parameters. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const PageQuery = Type.Object(
   {
     cursor: Type.Optional(
