@@ -26,7 +26,7 @@ test('a full disk: charged calls answer 503 uncharged, the outage is reported, a
     const a = await h.account({ credits: 1_000_000 });
     const sqlite = h.deps.store.sqlite!;
     const { tweetIds } = demoSample(new DemoSource({ seed: h.config.source.demo.seed, userCount: h.config.source.demo.userCount }), new Date());
-    const get = (i: number) => h.app.inject({ method: 'GET', url: `/social/v1/tweets/${tweetIds[i % tweetIds.length]}?n=${i}`, headers: { 'x-api-key': a.apiKey } });
+    const get = (i: number) => h.app.inject({ method: 'GET', url: `/social/v1/tweets/${tweetIds[i % tweetIds.length]}`, headers: { 'x-api-key': a.apiKey } });
 
     sqlite.pragma(`max_page_count = ${Number(sqlite.pragma('page_count', { simple: true }))}`);
     const statuses = new Map<number, number>();
@@ -122,7 +122,7 @@ test('a real full disk under DATA_DIR: 503s uncharged, the outage reported and o
     let n = 0;
     let charged = 0;
     const call = async () => {
-      const res = await app.inject({ method: 'GET', url: `/social/v1/tweets/${tweetIds[n % tweetIds.length]}?n=${n++}`, headers: { 'x-api-key': key } });
+      const res = await app.inject({ method: 'GET', url: `/social/v1/tweets/${tweetIds[n++ % tweetIds.length]}`, headers: { 'x-api-key': key } });
       charged += Number(res.headers['x-credits-charged'] ?? 0);
       return res;
     };
