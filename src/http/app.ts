@@ -14,6 +14,7 @@ import type { Deps } from '../wiring/deps.js';
 import { lazyDocs } from './docs-app.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
+import { registerJsonBodyParser } from './json-body.js';
 import { metered } from './metered-route.js';
 import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
 import { errorResponses, NoQuery } from './schemas.js';
@@ -72,6 +73,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
 
   // Only JSON bodies: text/plain and friends get 415 in the error envelope.
   app.removeContentTypeParser(['text/plain']);
+  registerJsonBodyParser(app);
   app.setValidatorCompiler(validators);
   if (opts.compileSchemasAtReady) {
     app.addHook('onReady', async () => {

@@ -1,0 +1,53 @@
+// A NUL (U+0000) in a JSON body's string is a 400 naming the field on both stores. Postgres refuses
+// a NUL in text: `{"name":"\u0000"}` for a new API key answered 500 there, and was stored on SQLite.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { backends } from '../helpers/backends.js';
+import { errorOf, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
+
+for (const backend of backends()) {
+  describe(`NUL in a JSON body (${backend})`, () => {
+    let h: Harness;
+    let a: TestAccount;
+    before(async () => {
+      h = await startHarness(backend);
+      a = await h.account();
+    });
+    after(() => h.close());
+    const post = (url: string, payload: string) =>
+      h.app.inject({ method: 'POST', url, headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' }, payload });
+    const keyCount = async () => (JSON.parse((await h.app.inject({ url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey } })).body) as { items: unknown[] }).items.length;
+
+    test('each body field that can hold text: 400 naming it, nothing made, nothing charged', async () => {
+      const cases: Array<[string, string, string]> = [
+        ['/api/v1/api-keys', '{"name":"a\\u0000b"}', 'body.name'],
+        ['/api/v1/api-keys', '{"na\\u0000me":"x"}', 'body'],
+        ['/social/v1/bulk-export/watchlist/batch', '{"items":[{"username":"ok_name"},{"username":"x\\u0000"}]}', 'body.items.1.username'],
+        ['/social/v1/bulk-export/watchlist/batch-remove', '{"socialUserIds":["1\\u0000"]}', 'body.socialUserIds.0'],
+        ['/social/v1/bulk-export/exports/generate', '{"startDate":"2026-11-19T00:00:00Z\\u0000","endDate":"2026-11-20T00:00:00Z"}', 'body.startDate'],
+      ];
+      const keys = await keyCount();
+      for (const [url, body, field] of cases) {
+        const r = await post(url, body);
+        assert.equal(r.statusCode, 400, `${url} ${body}: ${r.body}`);
+        const e = errorOf(r);
+        assert.equal(e.code, 'invalid_request');
+        assert.deepEqual(e.details, { fields: [{ field, message: 'holds a NUL character' }] }, body);
+        assert.equal(r.headers['x-credits-charged'], '0');
+        assert.match(String(r.headers['x-request-id']), /^req_/);
+      }
+      assert.equal(await keyCount(), keys, 'no key was made');
+      const batches = await h.app.inject({ url: '/social/v1/bulk-export/watchlist', headers: { 'x-api-key': a.apiKey } });
+      assert.equal((JSON.parse(batches.body) as { items: unknown[] }).items.length, 0, 'nothing watched');
+    });
+
+    test('a backslash written before u0000 is text, not a NUL; other bodies parse as before', async () => {
+      const r = await post('/api/v1/api-keys', '{"name":"a\\\\u0000"}');
+      assert.equal(r.statusCode, 201, r.body);
+      assert.equal((JSON.parse(r.body) as { data: { name: string } }).data.name, 'a\\u0000');
+      assert.equal(errorOf(await post('/api/v1/api-keys', '{"name":')).code, 'invalid_request');
+      const poisoned = await post('/api/v1/api-keys', '{"name":"x","__proto__":{"admin":true}}');
+      assert.equal(poisoned.statusCode, 400, 'prototype poisoning is still refused');
+    });
+  });
+}
