@@ -1,6 +1,6 @@
 // The window of a usage summary (from, to, granularity), checked once, and the bucket labels written
 // in the caller's own offset: asked from 2026-11-20T00:00:00+05:30, the days start at midnight +05:30.
-import { parseIsoWithOffset } from '../domain/dates.js';
+import { parseIsoWithOffset, queryDateTime } from '../domain/dates.js';
 import { AppError } from '../errors/app-error.js';
 import type { UsageWindow } from './usage-summary.js';
 
@@ -29,16 +29,17 @@ function offsetOf(text: string): number {
 
 export function parseUsageWindow(q: { from: string; to: string; granularity?: Granularity | undefined }): ParsedWindow {
   const granularity = q.granularity ?? 'day';
-  const example = 'e.g. 2026-11-20T00:00:00+01:00';
-  const fromMs = parseIsoWithOffset(q.from);
+  const example = 'e.g. 2026-11-20T00:00:00+01:00 (a + in a query string is sent as %2B)';
+  const from = queryDateTime(q.from);
+  const fromMs = parseIsoWithOffset(from);
   if (fromMs === undefined) throw invalid('from', `must be an ISO 8601 date-time with an offset or Z, ${example}`);
-  const toMs = parseIsoWithOffset(q.to);
+  const toMs = parseIsoWithOffset(queryDateTime(q.to));
   if (toMs === undefined) throw invalid('to', `must be an ISO 8601 date-time with an offset or Z, ${example}`);
   if (fromMs >= toMs) throw invalid('to', 'must be after from');
   const max = MAX_SPAN_MS[granularity];
   if (toMs - fromMs > max) throw invalid('to', `must be at most ${max / (24 * HOUR_MS)} days after from with granularity=${granularity}`);
   const bucketMs = BUCKET_MS[granularity];
-  return { fromMs, toMs, bucketMs, granularity, offsetMinutes: offsetOf(q.from), buckets: Math.ceil((toMs - fromMs) / bucketMs) };
+  return { fromMs, toMs, bucketMs, granularity, offsetMinutes: offsetOf(from), buckets: Math.ceil((toMs - fromMs) / bucketMs) };
 }
 
 /** The instant `ms` written as ISO 8601 in the given offset, e.g. 2026-11-20T00:00:00.000+05:30. */

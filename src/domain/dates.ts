@@ -21,6 +21,15 @@ export function parseIsoWithOffset(text: string): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+/**
+ * A date-time from a query string, where an offset's '+' sent unencoded arrives as a space (the
+ * form encoding query strings are decoded with): `…T00:00:00 01:00` is read as `…T00:00:00+01:00`,
+ * since a space is never valid there. Send `%2B` to be exact; this spares the caller who did not.
+ */
+export function queryDateTime(text: string): string {
+  return text.replace(/(T[\d:.]+) (\d{2}:\d{2})$/i, '$1+$2');
+}
+
 export interface DateRange {
   /** Normalized to UTC, millisecond precision (the form stored tweets' createdAt take). */
   start: string;

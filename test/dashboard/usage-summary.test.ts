@@ -143,6 +143,11 @@ for (const backend of backends()) {
       assert.deepEqual(ist.buckets.map((b) => b.credits), z.buckets.map((b) => b.credits));
       assert.equal(ist.buckets[0]!.start, '2026-03-08T00:00:00.000+05:30');
       assert.equal(z.buckets[0]!.start, '2026-03-07T18:30:00.000Z');
+      // The offset's '+' written unencoded arrives as a space: read as the '+' it was.
+      const raw = json<{ data: Summary }>(await summary('from=2026-03-08T00:00:00+05:30&to=2026-03-15T00:00:00+05:30&granularity=day')).data;
+      assert.deepEqual(raw, ist);
+      const west = await summary('from=2026-03-08T00:00:00-05:00&to=2026-03-15T00:00:00-05:00&granularity=day');
+      assert.equal(json<{ data: Summary }>(west).data.buckets[0]!.start, '2026-03-08T00:00:00.000-05:00');
     });
 
     test('an empty window answers every bucket with zeros', async () => {

@@ -92,6 +92,10 @@ for (const backend of backends()) {
       const justAfter = new Date(Date.parse(lower.createdAt) + 1).toISOString();
       const later = await walk(`limit=100&startTime=${justAfter}&endTime=${upper.createdAt}`);
       assert.ok(!later.items.some((t) => t.id === lower.id), 'one millisecond later it is out');
+      // The same instants at +01:00, the '+' unencoded (it arrives as a space): the same tweets.
+      const plusOne = (iso: string) => `${new Date(Date.parse(iso) + 3_600_000).toISOString().slice(0, -1)}+01:00`;
+      const raw = await walk(`limit=100&startTime=${plusOne(lower.createdAt)}&endTime=${plusOne(upper.createdAt)}`);
+      assert.deepEqual(raw.items.map((t) => t.id), expected.map((t) => t.id));
     });
 
     test('sinceId and untilId are exclusive, alone, together and with times', async () => {
@@ -166,6 +170,8 @@ for (const backend of backends()) {
         ['endTime=2026-02-30T00:00:00Z', 'endTime'],
         ['endTime=2026-11-18T24:00:00Z', 'endTime'],
         ['endTime=2026-11-18T00:00:00%2B25:00', 'endTime'],
+        ['endTime=2026-11-18T00:00:00+25:00', 'endTime'],
+        ['endTime=2026-11-18 00:00:00Z', 'endTime'],
         ['startTime=', 'startTime'],
         [`startTime=${DAY_END}&endTime=${DAY_START}`, 'endTime'],
         [`startTime=${DAY_START}&endTime=${DAY_START}`, 'endTime'],
