@@ -16,7 +16,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { metered } from './metered-route.js';
-import { clientErrorHandler, frameworkErrors } from './raw-errors.js';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './raw-errors.js';
 import { errorResponses, NoQuery } from './schemas.js';
 import { openapiOptions } from './openapi/document.js';
 import { routeErrors } from './openapi/route-errors.js';
@@ -48,7 +48,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     bodyLimit: 1024 * 1024,
     // A hop count as the function Fastify builds from one (its types take no number).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Room for the longest parameter a schema allows (a Bluesky handle: 253 characters); the
+    // router's default of 100 refused longer ones before their schema could.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     connectionTimeout: deps.config.server.connectionTimeoutMs,
     keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
     requestTimeout: deps.config.server.requestTimeoutMs,

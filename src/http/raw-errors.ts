@@ -8,13 +8,18 @@ import { newRequestId } from '../domain/ids.js';
 import { AppError } from '../errors/app-error.js';
 import { sendError } from './error-handler.js';
 
-/** Fastify's frameworkErrors: today only FST_ERR_BAD_URL (and constraint errors) come here. */
+/** The longest path parameter the router passes on to the route (app.ts). */
+export const MAX_PARAM_LENGTH = 256;
+
+/** Fastify's frameworkErrors: a malformed percent-escape, a path parameter too long for the router (and constraint errors). */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id);
   const err =
     error.code === 'FST_ERR_BAD_URL'
       ? new AppError('invalid_request', 'The URL holds a malformed percent-escape.', { fields: [{ field: 'path', message: 'is not a valid URL' }] })
-      : new AppError('invalid_request', 'The request is invalid.');
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError('invalid_request', `A path parameter is longer than ${MAX_PARAM_LENGTH} characters.`, { fields: [{ field: 'path', message: `holds a parameter longer than ${MAX_PARAM_LENGTH} characters` }] })
+        : new AppError('invalid_request', 'The request is invalid.');
   sendError(reply, request.id, err);
 }
 

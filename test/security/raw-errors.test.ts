@@ -59,6 +59,23 @@ describe('errors before routing', () => {
     });
   }
 
+  test('a path parameter as long as its schema allows reaches the route; a longer segment than the router takes is a 400 saying so', async () => {
+    // A Bluesky handle may be 253 characters (the username schema's limit); the router once refused more than 100.
+    const handle = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.social`;
+    assert.ok(handle.length > 100 && handle.length <= 253);
+    const long = await h.app.inject({ method: 'GET', url: `/social/v1/users/by/username/${handle}`, headers: { 'x-api-key': acct.apiKey } });
+    assert.equal(long.statusCode, 404, long.body);
+    assert.equal(assertEnvelope(long.body, 'not_found').error.message.includes('user'), true, long.body);
+    const tooLong = await h.app.inject({ method: 'GET', url: `/social/v1/users/by/username/${'a'.repeat(300)}`, headers: { 'x-api-key': acct.apiKey } });
+    assert.equal(tooLong.statusCode, 400);
+    const env = assertEnvelope(tooLong.body);
+    assert.equal(env.error.message, 'A path parameter is longer than 256 characters.');
+    assert.equal(tooLong.headers['x-request-id'], env.meta.requestId);
+    // Within the router's limit, the schema still has its say.
+    const bad = await h.app.inject({ method: 'GET', url: `/social/v1/tweets/${'1'.repeat(120)}`, headers: { 'x-api-key': acct.apiKey } });
+    assert.match(assertEnvelope(bad.body).error.message, /params\.id must match pattern/);
+  });
+
   test('oversized headers answer 431 in the envelope', async () => {
     const res = await raw(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     assert.equal(res.status, 431);
