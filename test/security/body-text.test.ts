@@ -1,5 +1,6 @@
-// A NUL (U+0000) in a JSON body's string is a 400 naming the field on both stores. Postgres refuses
-// a NUL in text: `{"name":"\u0000"}` for a new API key answered 500 there, and was stored on SQLite.
+// A NUL (U+0000) or a lone surrogate in a JSON body's string is a 400 naming the field on both
+// stores. Postgres refuses a NUL in text: `{"name":"\u0000"}` for a new API key answered 500 there,
+// and was stored on SQLite; a lone surrogate (`\ud800`) was stored as U+FFFD, not as sent.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../helpers/backends.js';
@@ -26,6 +27,11 @@ for (const backend of backends()) {
         ['/social/v1/bulk-export/watchlist/batch-remove', '{"socialUserIds":["1\\u0000"]}', 'body.socialUserIds.0'],
         ['/social/v1/bulk-export/exports/generate', '{"startDate":"2026-11-19T00:00:00Z\\u0000","endDate":"2026-11-20T00:00:00Z"}', 'body.startDate'],
       ];
+      const lone: Array<[string, string, string]> = [
+        ['/api/v1/api-keys', '{"name":"a\\ud800"}', 'body.name'],
+        ['/api/v1/api-keys', '{"name":"\\uDC00b"}', 'body.name'],
+        ['/api/v1/api-keys', '{"name":"x\\ud83d\\ude00\\ud83d"}', 'body.name'],
+      ];
       const keys = await keyCount();
       for (const [url, body, field] of cases) {
         const r = await post(url, body);
@@ -36,6 +42,11 @@ for (const backend of backends()) {
         assert.equal(r.headers['x-credits-charged'], '0');
         assert.match(String(r.headers['x-request-id']), /^req_/);
       }
+      for (const [url, body, field] of lone) {
+        const r = await post(url, body);
+        assert.equal(r.statusCode, 400, `${url} ${body}: ${r.body}`);
+        assert.deepEqual(errorOf(r).details, { fields: [{ field, message: 'is not well-formed Unicode (a lone surrogate)' }] }, body);
+      }
       assert.equal(await keyCount(), keys, 'no key was made');
       const batches = await h.app.inject({ url: '/social/v1/bulk-export/watchlist', headers: { 'x-api-key': a.apiKey } });
       assert.equal((JSON.parse(batches.body) as { items: unknown[] }).items.length, 0, 'nothing watched');
@@ -45,6 +56,11 @@ for (const backend of backends()) {
       const r = await post('/api/v1/api-keys', '{"name":"a\\\\u0000"}');
       assert.equal(r.statusCode, 201, r.body);
       assert.equal((JSON.parse(r.body) as { data: { name: string } }).data.name, 'a\\u0000');
+      // A pair is one character, kept as sent.
+      const emoji = await post('/api/v1/api-keys', '{"name":"\\ud83d\\ude00"}');
+      assert.equal(emoji.statusCode, 201, emoji.body);
+      const list = JSON.parse((await h.app.inject({ url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey } })).body) as { items: Array<{ name: string }> };
+      assert.ok(list.items.some((k) => k.name === '😀'), 'stored as sent');
       assert.equal(errorOf(await post('/api/v1/api-keys', '{"name":')).code, 'invalid_request');
       const poisoned = await post('/api/v1/api-keys', '{"name":"x","__proto__":{"admin":true}}');
       assert.equal(poisoned.statusCode, 400, 'prototype poisoning is still refused');
