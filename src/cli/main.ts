@@ -14,7 +14,7 @@ import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
 import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
-import { CliError, parsePositiveInt, print, table } from './output.js';
+import { CliError, parseName, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
 import { humanStream } from './log-format.js';
@@ -143,13 +143,14 @@ accounts
   .option('--json', 'print JSON')
   .action(async (o: { name: string; credits?: string; plan?: string; rateLimitPerMinute?: string; json?: boolean }) =>
     withStore(async (store, config) => {
+      const name = parseName('--name', o.name, 200);
       const planId = o.plan ?? config.defaultPlanId;
       const plan = config.plans.find((p) => p.id === planId);
       if (!plan) throw new CliError(`No plan ${planId}; plans: ${config.plans.map((p) => p.id).join(', ')}.`);
       const credits = o.credits === undefined ? plan.credits : Number(o.credits);
       if (!Number.isSafeInteger(credits) || credits < 0) throw new CliError(`--credits must be a non-negative integer; got ${o.credits}.`);
       const rate = o.rateLimitPerMinute === undefined ? null : parsePositiveInt('--rate-limit-per-minute', o.rateLimitPerMinute);
-      const { accountId } = await createAccount(store.db, { name: o.name, planId, rateLimitPerMinute: rate });
+      const { accountId } = await createAccount(store.db, { name, planId, rateLimitPerMinute: rate });
       if (credits > 0) await grant(store.db, accountId, credits, 'initial credits');
       const key = await createKey(store.db, accountId, 'default');
       print(!!o.json, { accountId, apiKey: key.key }, `account ${accountId} with ${credits} credits\nAPI key (shown once): ${key.key}`);
@@ -220,6 +221,7 @@ keys
   .option('--json', 'print JSON')
   .action(async (accountId: string, o: { name?: string; json?: boolean }) =>
     withStore(async (store, config) => {
+      const name = o.name === undefined ? null : parseName('--name', o.name, 100);
       const acc = await getAccount(store.db, accountId);
       if (!acc) throw new CliError(`No account ${accountId}.`);
       try {
@@ -227,7 +229,7 @@ keys
       } catch (err) {
         throw new CliError((err as Error).message.replace('(DELETE /api/v1/api-keys/{id})', '(sdg keys revoke KEY_ID)'));
       }
-      const k = await createKey(store.db, accountId, o.name ?? null);
+      const k = await createKey(store.db, accountId, name);
       print(!!o.json, { keyId: k.id, apiKey: k.key, prefix: k.prefix, name: k.name, createdAt: k.createdAt }, `key ${k.id} for ${accountId}\nAPI key (shown once): ${k.key}`);
     }),
   );

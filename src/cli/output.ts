@@ -9,6 +9,15 @@ export function parsePositiveInt(name: string, raw: string): number {
   return n;
 }
 
+/** A name or label: not blank, at most `max` characters, no control characters (a store would keep them, a terminal would act on them). */
+export function parseName(option: string, raw: string, max: number): string {
+  if (raw.trim() === '') throw new CliError(`${option} must not be blank.`);
+  if ([...raw].length > max) throw new CliError(`${option} must be at most ${max} characters.`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(raw)) throw new CliError(`${option} must not hold control characters.`);
+  return raw;
+}
+
 export class CliError extends Error {}
 
 /** Rows as aligned columns under a header row (the readable form of a list). */

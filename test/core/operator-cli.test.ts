@@ -48,6 +48,24 @@ for (const backend of backends()) {
       assert.ok(row!.endsWith('Ada Lovelace'));
     });
 
+    test('a blank, overlong or control-character name is refused (exit 2) and nothing is made', async () => {
+      const before = JSON.parse((await runSdg(['accounts', 'list', '--json'], ts.env)).stdout) as unknown[];
+      for (const [args, message] of [
+        [['accounts', 'create', '--name', '   ', '--credits', '5'], /--name must not be blank/],
+        [['accounts', 'create', '--name', 'x'.repeat(201), '--credits', '5'], /--name must be at most 200 characters/],
+        [['accounts', 'create', '--name', 'a\u001b[31mred', '--credits', '5'], /--name must not hold control characters/],
+        [['keys', 'create', accountId, '--name', ''], /--name must not be blank/],
+      ] as const) {
+        const r = await runSdg([...args], ts.env);
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, message);
+      }
+      const after = JSON.parse((await runSdg(['accounts', 'list', '--json'], ts.env)).stdout) as unknown[];
+      assert.equal(after.length, before.length);
+      const keys = JSON.parse((await runSdg(['keys', 'list', accountId, '--json'], ts.env)).stdout) as unknown[];
+      assert.equal(keys.length, 1, 'no key made');
+    });
+
     test('keys create and keys list; the plan caps keys', async () => {
       const c = await runSdg(['keys', 'create', accountId, '--name', 'ci', '--json'], ts.env);
       assert.equal(c.code, 0, c.stderr);
