@@ -1,6 +1,7 @@
 // What `sdg worker` and `sdg scheduler` print: pino's JSON lines with --json (for log collectors),
 // else one readable line per event: time, level, message, then the fields as key=value.
 import type { DestinationStream } from 'pino';
+import { visible } from './output.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const SKIP = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'err']);
@@ -25,7 +26,8 @@ export function humanLine(json: string): string {
     .map(([k, v]) => `${k}=${value(v)}`)
     .join(' ');
   const err = o.err as { message?: string } | undefined;
-  return `${time} ${level} ${String(o.msg ?? '')}${fields ? ` ${fields}` : ''}${err?.message ? ` error=${value(err.message)}` : ''}\n`;
+  // Escaped: a field may carry a caller's text (a username, a source's error message).
+  return `${visible(`${time} ${level} ${String(o.msg ?? '')}${fields ? ` ${fields}` : ''}${err?.message ? ` error=${value(err.message)}` : ''}`)}\n`;
 }
 
 export function humanStream(out: NodeJS.WritableStream = process.stdout): DestinationStream {

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { createKey } from '../../src/accounts/accounts-repo.js';
+import { humanLine } from '../../src/cli/log-format.js';
 import { createBatch } from '../../src/watchlist/batch-repo.js';
 import { createExport } from '../../src/exports/export-repo.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -66,6 +68,20 @@ for (const backend of backends()) {
       assert.equal(keys.length, 1, 'no key made');
     });
 
+    test("a key named by its caller with terminal escapes is listed with them written out, not sent to the operator's terminal", async () => {
+      // Through the API a key's name may hold any text; here it is written to the store as the API would.
+      const other = JSON.parse((await runSdg(['accounts', 'create', '--name', 'Grace', '--credits', '0', '--json'], ts.env)).stdout) as { accountId: string };
+      await createKey(ts.store.db, other.accountId, 'ok\u001b]0;owned\u0007\u001b[2J\nfake row');
+      const l = await runSdg(['keys', 'list', other.accountId], ts.env);
+      assert.equal(l.code, 0, l.stderr);
+      // eslint-disable-next-line no-control-regex
+      assert.doesNotMatch(l.stdout, /[\u0000-\u0009\u000b-\u001f\u007f]/, 'no control character but line ends');
+      assert.equal(l.stdout.trimEnd().split('\n').length, 3, 'a header and two keys, the newline in the name written out');
+      assert.ok(l.stdout.includes('ok\\x1b]0;owned\\x07\\x1b[2J\\x0afake row'), l.stdout);
+      const json = JSON.parse((await runSdg(['keys', 'list', other.accountId, '--json'], ts.env)).stdout) as Array<{ name: string | null }>;
+      assert.ok(json.some((k) => k.name === 'ok\u001b]0;owned\u0007\u001b[2J\nfake row'), '--json keeps the name as stored');
+    });
+
     test('keys create and keys list; the plan caps keys', async () => {
       const c = await runSdg(['keys', 'create', accountId, '--name', 'ci', '--json'], ts.env);
       assert.equal(c.code, 0, c.stderr);
@@ -124,6 +140,11 @@ for (const backend of backends()) {
     });
   });
 }
+
+test('worker log lines write control characters out', () => {
+  const line = humanLine(JSON.stringify({ level: 30, time: 0, msg: 'batch done\u001b[31m', username: 'a\u001b]0;x\u0007' }));
+  assert.equal(line, '1970-01-01T00:00:00.000Z INFO  batch done\\x1b[31m username=a\\x1b]0;x\\x07\n');
+});
 
 test("commander's usage errors exit 2, as the commands' own checks of arguments do; help and --version exit 0", async () => {
   for (const [args, message] of [
