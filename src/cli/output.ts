@@ -26,7 +26,7 @@ export function parseName(option: string, raw: string, max: number): string {
   if (raw.trim() === '') throw new CliError(`${option} must not be blank.`);
   if ([...raw].length > max) throw new CliError(`${option} must be at most ${max} characters.`);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(raw)) throw new CliError(`${option} must not hold control characters.`);
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(raw)) throw new CliError(`${option} must not hold control characters.`);
   return raw;
 }
 
