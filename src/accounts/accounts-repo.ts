@@ -71,6 +71,24 @@ export async function getAccount(db: Kysely<Database>, accountId: string) {
   return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
 }
 
+/**
+ * Changes an account's name, plan or rate-limit override (null: the plan's). Only the fields given;
+ * returns the account as it is after, or undefined when there is none. Credits are not touched: a
+ * new plan's credits are granted apart (sdg credits grant).
+ */
+export async function updateAccount(
+  db: Kysely<Database>,
+  accountId: string,
+  change: { name?: string; planId?: string; rateLimitPerMinute?: number | null },
+) {
+  const set: { name?: string; plan_id?: string; rate_limit_per_minute?: number | null } = {};
+  if (change.name !== undefined) set.name = change.name;
+  if (change.planId !== undefined) set.plan_id = change.planId;
+  if (change.rateLimitPerMinute !== undefined) set.rate_limit_per_minute = change.rateLimitPerMinute;
+  if (Object.keys(set).length > 0) await db.updateTable('accounts').set(set).where('id', '=', accountId).execute();
+  return getAccount(db, accountId);
+}
+
 export async function listAccounts(db: Kysely<Database>) {
   return db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
 }

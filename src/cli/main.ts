@@ -3,7 +3,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey } from '../accounts/accounts-repo.js';
+import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey, updateAccount } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
 import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
 import { findJob } from './jobs-show.js';
@@ -174,6 +174,34 @@ accounts
               out.map((a) => [a.accountId, a.planId, a.balance, a.rateLimitPerMinute ?? 'plan', a.createdAt, a.name]),
             ),
       );
+    }),
+  );
+
+accounts
+  .command('update')
+  .description("change an account's plan, rate-limit override or name (credits are granted apart)")
+  .argument('<accountId>')
+  .option('--plan <id>', 'a plan id: its rate limit, watchlist limit and key limit apply from now on')
+  .option('--rate-limit-per-minute <n>', "override the plan's rate limit, or `plan` to follow the plan's again")
+  .option('--name <name>', 'account name')
+  .option('--json', 'print JSON')
+  .action(async (accountId: string, o: { plan?: string; rateLimitPerMinute?: string; name?: string; json?: boolean }) =>
+    withStore(async (store, config) => {
+      if (o.plan === undefined && o.rateLimitPerMinute === undefined && o.name === undefined) {
+        throw new CliError('Nothing to change: give --plan, --rate-limit-per-minute or --name.');
+      }
+      const name = o.name === undefined ? undefined : parseName('--name', o.name, 200);
+      if (o.plan !== undefined && !config.plans.some((p) => p.id === o.plan)) {
+        throw new CliError(`No plan ${o.plan}; plans: ${config.plans.map((p) => p.id).join(', ')}.`);
+      }
+      const rate =
+        o.rateLimitPerMinute === undefined ? undefined : o.rateLimitPerMinute === 'plan' ? null : parsePositiveInt('--rate-limit-per-minute', o.rateLimitPerMinute);
+      if (!(await getAccount(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+      const r = (await updateAccount(store.db, accountId, { name, planId: o.plan, rateLimitPerMinute: rate }))!;
+      const plan = config.plans.find((p) => p.id === r.plan_id);
+      const out = { accountId: r.id, name: r.name, planId: r.plan_id, balance: r.balance, rateLimitPerMinute: r.rate_limit_per_minute, createdAt: r.created_at };
+      const limit = r.rate_limit_per_minute === null ? `${plan?.rateLimitPerMinute ?? '?'} a minute (the plan's)` : `${r.rate_limit_per_minute} a minute (this account's own)`;
+      print(!!o.json, out, `${r.id}: plan ${r.plan_id}, rate limit ${limit}, balance ${r.balance}, name ${r.name}`);
     }),
   );
 
