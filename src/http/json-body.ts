@@ -1,4 +1,4 @@
-// The JSON body parser: Fastify's own (prototype poisoning refused as by default), and strings that
+// The JSON body parser: Fastify's own (prototype and constructor poisoning refused, its defaults), and strings that
 // no store keeps as sent refused with a 400 naming the field: a NUL (U+0000), which Postgres refuses
 // in text (`{"name":"\u0000"}` for a new API key answered 500 there, and was stored on SQLite), and
 // a lone surrogate (`\ud800`), which both stores would have replaced with U+FFFD. The URL's %00 is
@@ -47,7 +47,8 @@ function flawAt(value: unknown, path: string): { at: string; flaw: Flaw } | unde
 const SUSPECT = /\\u(?:0000|d[89a-f])/i;
 
 export function registerJsonBodyParser(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'ignore');
+  // As Fastify's own defaults: a body with __proto__ or constructor.prototype is refused.
+  const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string; // parseAs: 'string'
