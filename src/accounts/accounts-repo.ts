@@ -67,6 +67,13 @@ export async function revokeKey(db: Kysely<Database>, keyId: string, accountId?:
   return r && { id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at };
 }
 
+/** Revokes every active key of the account at once (its access is cut until a new key is made); the ids revoked. */
+export async function revokeAllKeys(db: Kysely<Database>, accountId: string): Promise<{ ids: string[]; revokedAt: string }> {
+  const revokedAt = nowIso();
+  const rows = await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('account_id', '=', accountId).where('revoked_at', 'is', null).returning('id').execute();
+  return { ids: rows.map((r) => r.id).sort(), revokedAt };
+}
+
 export async function getAccount(db: Kysely<Database>, accountId: string) {
   return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
 }

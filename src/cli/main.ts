@@ -3,7 +3,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeKey, updateAccount } from '../accounts/accounts-repo.js';
+import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeAllKeys, revokeKey, updateAccount } from '../accounts/accounts-repo.js';
 import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
 import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
 import { findJob } from './jobs-show.js';
@@ -271,6 +271,18 @@ keys
       const k = await revokeKey(store.db, keyId);
       if (!k) throw new CliError(`No API key ${keyId}.`);
       print(!!o.json, { keyId: k.id, revokedAt: k.revokedAt }, `revoked ${k.id}`);
+    }),
+  );
+keys
+  .command('revoke-all')
+  .description("revoke every active key of an account: its calls are refused until `sdg keys create` makes a new one")
+  .argument('<accountId>')
+  .option('--json', 'print JSON')
+  .action(async (accountId: string, o: { json?: boolean }) =>
+    withStore(async (store) => {
+      if (!(await getAccount(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+      const r = await revokeAllKeys(store.db, accountId);
+      print(!!o.json, { accountId, revoked: r.ids, revokedAt: r.revokedAt }, r.ids.length === 0 ? `${accountId} had no active key` : `revoked ${r.ids.length} key(s) of ${accountId}: ${r.ids.join(', ')}`);
     }),
   );
 

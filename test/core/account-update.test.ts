@@ -1,6 +1,7 @@
 // `sdg accounts update`: an operator moves an account to another plan, sets or clears its own rate
-// limit, renames it; a running server applies the change to the account's next calls (SQLite: the
-// next turn; Postgres: within KEY_CACHE_MS), and bad input changes nothing.
+// limit, renames it; `sdg keys revoke-all` cuts an account's access at once. A running server
+// applies each to the account's next calls (SQLite: the next turn; Postgres: within KEY_CACHE_MS),
+// and bad input changes nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../helpers/backends.js';
@@ -14,7 +15,7 @@ interface AccountView {
 }
 
 for (const backend of backends()) {
-  describe(`sdg accounts update (${backend})`, () => {
+  describe(`sdg accounts update, keys revoke-all (${backend})`, () => {
     let h: Harness;
     let a: TestAccount;
     before(async () => {
@@ -56,6 +57,28 @@ for (const backend of backends()) {
       assert.equal(back.code, 0, back.stderr);
       assert.match(back.stdout, /rate limit \d+ a minute \(the plan's\), balance 1000, name Ada L\./);
       await until("the plan's limit seen again", 3_000, async () => (await account()).view.rateLimitPerMinute === plan('pro').rateLimitPerMinute);
+    });
+
+    test('revoke-all: every key of the account refused, no other account touched; a new key works again', async () => {
+      const other = await h.account();
+      const second = await runSdg(['keys', 'create', a.accountId, '--json'], h.testStore.env);
+      const secondKey = (JSON.parse(second.stdout) as { apiKey: string }).apiKey;
+      const call = (key: string) => h.app.inject({ url: '/api/v1/credits/balance', headers: { 'x-api-key': key } });
+      assert.equal((await call(secondKey)).statusCode, 200);
+      const r = await runSdg(['keys', 'revoke-all', a.accountId, '--json'], h.testStore.env);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as { accountId: string; revoked: string[]; revokedAt: string };
+      assert.equal(out.revoked.length, 2, r.stdout);
+      for (const key of [a.apiKey, secondKey]) await until('the key refused', 3_000, async () => (await call(key)).statusCode === 401);
+      assert.equal((await call(other.apiKey)).statusCode, 200, "another account's key still works");
+      const again = await runSdg(['keys', 'revoke-all', a.accountId], h.testStore.env);
+      assert.match(again.stdout, /had no active key/);
+      const fresh = await runSdg(['keys', 'create', a.accountId, '--json'], h.testStore.env);
+      a.apiKey = (JSON.parse(fresh.stdout) as { apiKey: string }).apiKey;
+      assert.equal((await call(a.apiKey)).statusCode, 200);
+      const none = await runSdg(['keys', 'revoke-all', 'acc_nobody'], h.testStore.env);
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /No account acc_nobody/);
     });
 
     test('bad input exits 2 and changes nothing', async () => {
