@@ -5,6 +5,7 @@ import { answered } from './answered.js';
 import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
 import { creditHeaders } from './metered-route.js';
+import { PATTERN_WORDS } from './schemas.js';
 
 interface ValidationIssue {
   keyword?: string;
@@ -32,6 +33,11 @@ function readableIssues(issues: ValidationIssue[]): ValidationIssue[] {
     if (v.keyword === 'anyOf' && constsAt.has(at)) {
       out.push({ ...v, message: `must be one of: ${constsAt.get(at)!.join(', ')}` });
       constsAt.delete(at);
+      continue;
+    }
+    const words = v.keyword === 'pattern' ? PATTERN_WORDS.get(String(v.params?.pattern)) : undefined;
+    if (words) {
+      out.push({ ...v, message: words });
       continue;
     }
     if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues)) {

@@ -2,6 +2,7 @@
 // A `title` names a schema: the OpenAPI document lists it once under components.schemas and refers
 // to it by $ref (src/http/openapi/components.ts); validation and serialization ignore titles.
 import { Kind, Type, TypeRegistry, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { ADDRESS_PATTERN } from '../connectors/wallet/schema.js';
 import { errorStatus, type ErrorCode } from '../errors/app-error.js';
 
 export const Meta = Type.Object(
@@ -151,4 +152,16 @@ export const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const NumericId = Type.String({ pattern: '^[0-9]{1,19}$', description: 'numeric id', examples: ['1849284729384756102'] });
+/** A numeric id (X's snowflakes fit in 19 digits). */
+export const NUMERIC_ID_PATTERN = '^[0-9]{1,19}$';
+/** X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit this; '@' does not. */
+export const HANDLE_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$';
+
+/** What a value failing one of the patterns above must be, in words (a 400's message, error-handler.ts). */
+export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
+  [NUMERIC_ID_PATTERN, 'must be a numeric id of 1 to 19 digits'],
+  [HANDLE_PATTERN, 'must be a handle without the at-sign: letters, digits, _ . and - (at most 253 characters)'],
+  [ADDRESS_PATTERN, 'must be an address: 0x and 40 hexadecimal digits'],
+]);
+
+export const NumericId = Type.String({ pattern: NUMERIC_ID_PATTERN, description: 'numeric id', examples: ['1849284729384756102'] });

@@ -30,3 +30,26 @@ test('a lone constant names its value; other failures keep their message', () =>
   assert.equal(failure(Type.Object({ v: Type.Literal('1') }), { v: '2' }).message, 'querystring.v must be 1.');
   assert.equal(failure(Type.Object({ n: Type.Integer({ maximum: 5 }) }), { n: 9 }).message, 'querystring.n must be <= 5.');
 });
+
+test("the API's patterns are said in words: ids, handles, addresses", async () => {
+  const { startHarness } = await import('../helpers/harness.js');
+  const h = await startHarness('sqlite');
+  try {
+    const a = await h.account();
+    const cases: Array<[string, string]> = [
+      ['/social/v1/tweets/12ab', 'params.id must be a numeric id of 1 to 19 digits.'],
+      ['/social/v1/users/by/username/@ada', 'params.username must be a handle without the at-sign: letters, digits, _ . and - (at most 253 characters).'],
+      ['/social/v1/users/1/tweets?sinceId=x', 'querystring.sinceId must be a numeric id of 1 to 19 digits.'],
+      ['/wallet/v1/balance/0x12', 'params.address must be an address: 0x and 40 hexadecimal digits.'],
+    ];
+    for (const [url, message] of cases) {
+      const r = await h.app.inject({ url, headers: { 'x-api-key': a.apiKey } });
+      assert.equal(r.statusCode, 400, url);
+      assert.equal((JSON.parse(r.body) as { error: { message: string } }).error.message, message, url);
+    }
+    const batch = await h.app.inject({ method: 'POST', url: '/social/v1/bulk-export/watchlist/batch', headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' }, payload: { items: [{ username: '@ada' }] } });
+    assert.equal((JSON.parse(batch.body) as { error: { message: string } }).error.message, 'body.items.0.username must be a handle without the at-sign: letters, digits, _ . and - (at most 253 characters).');
+  } finally {
+    await h.close();
+  }
+});

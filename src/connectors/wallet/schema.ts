@@ -3,10 +3,13 @@
 // skips schema validation still answers 400 invalid_request for bad input.
 import { Type, type Static } from '@sinclair/typebox';
 
+/** An EVM address (the 400's words for it: http/schemas.ts). */
+export const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
+
 export const WalletParams = Type.Object(
   {
     address: Type.String({
-      pattern: '^0x[0-9a-fA-F]{40}$',
+      pattern: ADDRESS_PATTERN,
       description:
         'Account address: 0x and 40 hex digits, all lowercase, all uppercase, or mixed case with a valid EIP-55 checksum.',
       examples: ['0x90F8bf6A479f320ead074411a4B0e7944Ea8c9C1'],

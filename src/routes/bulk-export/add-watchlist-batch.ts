@@ -4,11 +4,11 @@ import { newBatchId } from '../../domain/record-ids.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
-import { NumericId, single } from '../../http/schemas.js';
+import { HANDLE_PATTERN, NumericId, single } from '../../http/schemas.js';
 import { batchRecord, BatchRecord, meta } from './schemas.js';
 
 // X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit; '@' does not.
-export const Username = Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$', description: 'handle without the at-sign', examples: ['ada_builds'] });
+export const Username = Type.String({ pattern: HANDLE_PATTERN, description: 'handle without the at-sign', examples: ['ada_builds'] });
 
 export const AddWatchlistBody = Type.Object(
   {

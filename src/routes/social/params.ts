@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../../errors/app-error.js';
-import { NumericId } from '../../http/schemas.js';
+import { HANDLE_PATTERN, NumericId } from '../../http/schemas.js';
 
 /** What a read from the data source can answer besides the errors of every keyed route. */
 export const sourceErrors: readonly ErrorCode[] = ['not_found', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'];
@@ -9,11 +9,10 @@ export const protectedErrors: readonly ErrorCode[] = [...sourceErrors, 'protecte
 
 export const IdParams = Type.Object({ id: NumericId }, { additionalProperties: false });
 
-// X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit this; '@' does not.
 export const UsernameParams = Type.Object(
   {
     username: Type.String({
-      pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$',
+      pattern: HANDLE_PATTERN,
       description: 'handle without the at-sign: an X username or a Bluesky handle (case-insensitive)',
       examples: ['ada_builds'],
     }),
