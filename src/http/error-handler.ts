@@ -16,8 +16,9 @@ interface ValidationIssue {
 
 /**
  * One issue per field, in words a caller can act on: Ajv says "must be equal to one of the allowed
- * values" without naming them, and a union of constants gives one "must be equal to constant" per
- * member and a closing "must match a schema in anyOf".
+ * values" without naming them, a union of constants gives one "must be equal to constant" per
+ * member and a closing "must match a schema in anyOf", a pattern is quoted as a regular expression,
+ * and a missing field "must have required property 'x'" after the field's own name.
  */
 function readableIssues(issues: ValidationIssue[]): ValidationIssue[] {
   const out: ValidationIssue[] = [];
@@ -33,6 +34,11 @@ function readableIssues(issues: ValidationIssue[]): ValidationIssue[] {
     if (v.keyword === 'anyOf' && constsAt.has(at)) {
       out.push({ ...v, message: `must be one of: ${constsAt.get(at)!.join(', ')}` });
       constsAt.delete(at);
+      continue;
+    }
+    // The field named already holds the missing property's name: "querystring.from is required".
+    if (v.keyword === 'required') {
+      out.push({ ...v, message: 'is required' });
       continue;
     }
     const words = v.keyword === 'pattern' ? PATTERN_WORDS.get(String(v.params?.pattern)) : undefined;

@@ -53,3 +53,9 @@ test("the API's patterns are said in words: ids, handles, addresses", async () =
     await h.close();
   }
 });
+
+test('a missing field is said to be required, named once', () => {
+  const e = failure(Type.Object({ from: Type.String(), to: Type.String() }), { to: 'x' });
+  assert.equal(e.message, 'querystring.from is required.');
+  assert.deepEqual(e.details, { fields: [{ field: 'querystring.from', message: 'is required' }] });
+});
