@@ -41,6 +41,10 @@ function readableIssues(issues: ValidationIssue[]): ValidationIssue[] {
       out.push({ ...v, message: 'is required' });
       continue;
     }
+    if (v.keyword === 'minLength' && v.params?.limit === 1) {
+      out.push({ ...v, message: 'must not be empty' });
+      continue;
+    }
     const words = v.keyword === 'pattern' ? PATTERN_WORDS.get(String(v.params?.pattern)) : undefined;
     if (words) {
       out.push({ ...v, message: words });

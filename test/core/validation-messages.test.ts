@@ -59,3 +59,8 @@ test('a missing field is said to be required, named once', () => {
   assert.equal(e.message, 'querystring.from is required.');
   assert.deepEqual(e.details, { fields: [{ field: 'querystring.from', message: 'is required' }] });
 });
+
+test('an empty text where one is needed is said to be empty', () => {
+  assert.equal(failure(Type.Object({ cursor: Type.String({ minLength: 1 }) }), { cursor: '' }).message, 'querystring.cursor must not be empty.');
+  assert.equal(failure(Type.Object({ name: Type.String({ minLength: 3 }) }), { name: 'ab' }).message, 'querystring.name must NOT have fewer than 3 characters.');
+});
