@@ -1,8 +1,8 @@
-// The JSON body parser: Fastify's own (prototype and constructor poisoning refused, its defaults), and strings that
-// no store keeps as sent refused with a 400 naming the field: a NUL (U+0000), which Postgres refuses
-// in text (`{"name":"\u0000"}` for a new API key answered 500 there, and was stored on SQLite), and
-// a lone surrogate (`\ud800`), which both stores would have replaced with U+FFFD. The URL's %00 is
-// refused the same way (app.ts).
+// The JSON body parser: Fastify's own (prototype and constructor poisoning refused, its defaults),
+// and strings that no store keeps as sent refused with a 400 naming the field: a NUL (U+0000), which
+// Postgres refuses in text (`{"name":"\u0000"}` for a new API key answered 500 there, and was
+// stored on SQLite), and a lone surrogate (`\ud800`), which both stores would have replaced with
+// U+FFFD. The URL's %00 is refused the same way (app.ts).
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 
