@@ -5,30 +5,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
-import { DemoSource } from '../../src/sources/demo/demo-source.js';
-import { demoSample } from '../../src/sources/demo/sample.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
-import { useSource } from '../helpers/social.js';
+import { demoNoon, samplePath } from '../helpers/social.js';
 
 for (const backend of backends()) {
   describe(`HEAD requests (${backend})`, () => {
     let h: Harness;
     let a: TestAccount;
-    const clock = Date.parse('2026-11-20T12:00:00.000Z');
-    const demo = new DemoSource({ seed: 7, userCount: 200_000, now: () => new Date(clock) });
-    const sample = demoSample(demo, new Date(clock));
+    const { sample, tweak } = demoNoon();
 
     before(async () => {
-      h = await startHarness(backend, { COSTS: JSON.stringify({ echoHello: 1 }) }, useSource(demo, () => clock));
+      h = await startHarness(backend, { COSTS: JSON.stringify({ echoHello: 1 }) }, tweak);
       a = await h.account({ credits: 1_000_000 });
     });
     after(() => h.close());
 
     test('every documented GET operation: HEAD answers 404 with a request id, and nothing is charged', async () => {
       const doc = JSON.parse((await h.app.inject({ url: '/openapi.json' })).body) as { paths: Record<string, Record<string, unknown>> };
-      const ids: Record<string, string> = { id: sample.tweetIds[0]!, tweetId: sample.tweetIds[0]!, username: sample.usernames[0]!, userId: sample.userIds[0]! };
-      const gets = Object.entries(doc.paths).filter(([, item]) => 'get' in item).map(([path]) => path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? '1234567890'));
+      const gets = Object.entries(doc.paths).filter(([, item]) => 'get' in item).map(([path]) => samplePath(path, sample));
       assert.ok(gets.length >= 10, `${gets.length} GET operations`);
       const start = (await getBalance(h.deps.store.db, a.accountId))!.balance;
       for (const url of gets) {

@@ -4,29 +4,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
-import { DemoSource } from '../../src/sources/demo/demo-source.js';
-import { demoSample } from '../../src/sources/demo/sample.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
-import { useSource } from '../helpers/social.js';
+import { demoNoon, samplePath } from '../helpers/social.js';
 
 for (const backend of backends()) {
   describe(`unknown query parameters (${backend})`, () => {
     let h: Harness;
     let a: TestAccount;
-    const clock = Date.parse('2026-11-20T12:00:00.000Z');
-    const demo = new DemoSource({ seed: 7, userCount: 200_000, now: () => new Date(clock) });
-    const sample = demoSample(demo, new Date(clock));
+    const { sample, tweak } = demoNoon();
 
     before(async () => {
-      h = await startHarness(backend, { COSTS: JSON.stringify({ echoHello: 1 }) }, useSource(demo, () => clock));
+      h = await startHarness(backend, { COSTS: JSON.stringify({ echoHello: 1 }) }, tweak);
       a = await h.account({ credits: 1_000_000 });
     });
     after(() => h.close());
 
     test('every documented operation answers 400 naming the parameter, and charges nothing', async () => {
       const doc = JSON.parse((await h.app.inject({ url: '/openapi.json' })).body) as { paths: Record<string, Record<string, unknown>> };
-      const ids: Record<string, string> = { id: sample.tweetIds[0]!, tweetId: sample.tweetIds[0]!, username: sample.usernames[0]!, userId: sample.userIds[0]!, address: '0x0000000000000000000000000000000000000001' };
       // Bodies that pass validation, so that the query is what fails (Fastify checks the body first).
       const bodies: Record<string, unknown> = {
         '/api/v1/api-keys': { name: 'k' },
@@ -39,7 +34,7 @@ for (const backend of backends()) {
       let calls = 0;
       for (const [path, item] of Object.entries(doc.paths)) {
         for (const method of ['get', 'post', 'delete'].filter((m) => m in item)) {
-          const url = path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? '1234567890');
+          const url = samplePath(path, sample);
           const payload = method === 'post' ? bodies[path] : undefined;
           if (method === 'post') assert.ok(payload, `a body for POST ${path}`);
           const r = await h.app.inject({ method: method.toUpperCase() as 'GET', url: `${url}?${required[path] ?? ''}expansions=author_id`, headers: { 'x-api-key': a.apiKey }, payload: payload as object });
