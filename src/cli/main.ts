@@ -132,6 +132,16 @@ program
     print(!!o.json, r, `restored ${resolve(file)} as ${r.restored}${r.movedAside.length ? `; the store it replaced is at ${r.movedAside[0]}` : ''}`);
   });
 
+/** An account as `accounts list` and `accounts update` print it. */
+const accountView = (r: NonNullable<Awaited<ReturnType<typeof getAccount>>>) => ({
+  accountId: r.id,
+  name: r.name,
+  planId: r.plan_id,
+  balance: r.balance,
+  rateLimitPerMinute: r.rate_limit_per_minute,
+  createdAt: r.created_at,
+});
+
 const accounts = program.command('accounts').description('manage accounts');
 accounts
   .command('create')
@@ -162,8 +172,7 @@ accounts
   .option('--json', 'print JSON')
   .action(async (o: { json?: boolean }) =>
     withStore(async (store) => {
-      const rows = await listAccounts(store.db);
-      const out = rows.map((r) => ({ accountId: r.id, name: r.name, planId: r.plan_id, balance: r.balance, rateLimitPerMinute: r.rate_limit_per_minute, createdAt: r.created_at }));
+      const out = (await listAccounts(store.db)).map(accountView);
       print(
         !!o.json,
         out,
@@ -196,10 +205,10 @@ accounts
       }
       const rate =
         o.rateLimitPerMinute === undefined ? undefined : o.rateLimitPerMinute === 'plan' ? null : parsePositiveInt('--rate-limit-per-minute', o.rateLimitPerMinute);
-      if (!(await getAccount(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-      const r = (await updateAccount(store.db, accountId, { name, planId: o.plan, rateLimitPerMinute: rate }))!;
+      const r = await updateAccount(store.db, accountId, { name, planId: o.plan, rateLimitPerMinute: rate });
+      if (!r) throw new CliError(`No account ${accountId}.`);
       const plan = config.plans.find((p) => p.id === r.plan_id);
-      const out = { accountId: r.id, name: r.name, planId: r.plan_id, balance: r.balance, rateLimitPerMinute: r.rate_limit_per_minute, createdAt: r.created_at };
+      const out = accountView(r);
       const limit = r.rate_limit_per_minute === null ? `${plan?.rateLimitPerMinute ?? '?'} a minute (the plan's)` : `${r.rate_limit_per_minute} a minute (this account's own)`;
       print(!!o.json, out, `${r.id}: plan ${r.plan_id}, rate limit ${limit}, balance ${r.balance}, name ${r.name}`);
     }),
