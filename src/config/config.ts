@@ -5,6 +5,7 @@ import { ConfigError, type Env, num, oneOf, optStr, str, url } from './env.js';
 import { loadPlans, type Plan } from './plans.js';
 import { parseS3Config, type S3Config } from './object-storage.js';
 import { parseWalletConfig, type WalletConfig } from '../connectors/wallet/chains.js';
+import { DEFAULT_POOL_SIZE } from '../db/pool-size.js';
 
 export type Role = 'api' | 'worker' | 'scheduler';
 
@@ -138,7 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     sqlitePageSize: sqlitePageSize(env),
     databaseUrl,
-    databasePoolSize: num(env, 'DATABASE_POOL_SIZE', 10, { integer: true, min: 1, max: 1_000 }),
+    databasePoolSize: num(env, 'DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, { integer: true, min: 1, max: 1_000 }),
     redisUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     secret,

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { Database } from './schema.js';
 import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
+import { DEFAULT_POOL_SIZE } from './pool-size.js';
 import { StorageOutage } from './storage-outage.js';
 import { TransactionalDdlSqliteDialect } from './sqlite-dialect.js';
 
@@ -199,8 +200,6 @@ function probeSqliteWrite(sqlite: SQLite.Database): void {
 
 /** One group charge is in flight at a time (postgres-meter-store.ts); a second connection covers a reconnect. */
 const CHARGE_POOL_SIZE = 2;
-/** A process's pool when DATABASE_POOL_SIZE does not say (config.ts gives the same default). */
-const DEFAULT_POOL_SIZE = 10;
 
 // A session setting, sent first on each new connection (a query queued before any other on it).
 function genericPlans(pool: pg.Pool): pg.Pool {
