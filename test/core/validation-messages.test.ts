@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError } from 'fastify';
 import { classifyError } from '../../src/http/error-handler.js';
 import { validatorCompiler } from '../../src/http/validators.js';
+import { startHarness } from '../helpers/harness.js';
 
 function failure(schema: object, data: unknown) {
   const validate = validatorCompiler()({ schema, httpPart: 'querystring', method: 'GET', url: '/x' }) as ((d: unknown) => boolean) & { errors: unknown };
@@ -32,7 +33,6 @@ test('a lone constant names its value; other failures keep their message', () =>
 });
 
 test("the API's patterns are said in words: ids, handles, addresses", async () => {
-  const { startHarness } = await import('../helpers/harness.js');
   const h = await startHarness('sqlite');
   try {
     const a = await h.account();
