@@ -109,6 +109,7 @@ const byCode: Record<ErrorCode, ApiErrorClass> = {
   invalid_date_range: InvalidRequestError,
   payload_too_large: InvalidRequestError,
   unsupported_media_type: InvalidRequestError,
+  range_not_satisfiable: InvalidRequestError,
   missing_api_key: AuthenticationError,
   invalid_api_key: AuthenticationError,
   insufficient_credits: InsufficientCreditsError,
@@ -128,7 +129,7 @@ const byCode: Record<ErrorCode, ApiErrorClass> = {
 };
 
 function classForStatus(status: number): ApiErrorClass {
-  if (status === 400 || status === 413 || status === 415) return InvalidRequestError;
+  if (status === 400 || status === 413 || status === 415 || status === 416) return InvalidRequestError;
   if (status === 401) return AuthenticationError;
   if (status === 402) return InsufficientCreditsError;
   if (status === 403) return ProtectedAccountError;

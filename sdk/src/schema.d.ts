@@ -775,7 +775,7 @@ export interface components {
          * @description Stable machine-readable error code; each maps to one HTTP status.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_cursor" | "invalid_date_range" | "missing_api_key" | "invalid_api_key" | "insufficient_credits" | "protected_account" | "not_found" | "export_expired" | "export_not_ready" | "idempotency_conflict" | "key_limit_reached" | "open_jobs_limit_reached" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "upstream_error" | "upstream_unavailable" | "upstream_timeout";
+        ErrorCode: "invalid_request" | "invalid_cursor" | "invalid_date_range" | "missing_api_key" | "invalid_api_key" | "insufficient_credits" | "protected_account" | "not_found" | "export_expired" | "export_not_ready" | "idempotency_conflict" | "key_limit_reached" | "open_jobs_limit_reached" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal_error" | "service_unavailable" | "upstream_error" | "upstream_unavailable" | "upstream_timeout";
         /**
          * ErrorEnvelope
          * @description Every non-2xx answer the gateway shapes.

@@ -15,6 +15,7 @@ export const errorStatus = {
   open_jobs_limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -7,7 +7,7 @@ import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promi
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertValidKey, type ObjectBody, type ObjectInfo, type ObjectStore } from './object-store.js';
+import { assertValidKey, type ByteRange, type ObjectBody, type ObjectInfo, type ObjectStore } from './object-store.js';
 
 const PARTIAL_DIR = '.partial';
 
@@ -73,8 +73,8 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  createReadStream(key: string): Readable {
-    return createReadStream(this.pathOf(key));
+  createReadStream(key: string, range?: ByteRange): Readable {
+    return createReadStream(this.pathOf(key), range ? { start: range.start, end: range.end } : undefined);
   }
 
   async delete(key: string): Promise<void> {

@@ -1,4 +1,4 @@
-// Where export files live. Shaped like an S3 bucket (keys, whole-object puts, ranged reads later),
+// Where export files live. Shaped like an S3 bucket (keys, whole-object puts, ranged reads),
 // so an S3 implementation can replace LocalObjectStore without touching the export code.
 import type { Readable } from 'node:stream';
 
@@ -6,6 +6,12 @@ export interface ObjectInfo {
   key: string;
   sizeBytes: number;
   modifiedAt: Date;
+}
+
+export interface ByteRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
 }
 
 /** A body to store: a stream (consumed to its end) or a local file (copied). */
@@ -19,8 +25,11 @@ export interface ObjectStore {
   put(key: string, body: ObjectBody): Promise<ObjectInfo>;
   /** undefined when there is no object at `key`. */
   stat(key: string): Promise<ObjectInfo | undefined>;
-  /** The object's bytes; the stream errors when there is no object at `key`. */
-  createReadStream(key: string): Readable;
+  /**
+   * The object's bytes, or those of `range` (both ends inclusive, as in HTTP and fs); the stream
+   * errors when there is no object at `key`.
+   */
+  createReadStream(key: string, range?: ByteRange): Readable;
   /** Removes the object; no error when there is none. */
   delete(key: string): Promise<void>;
   /** Removes leftovers of interrupted puts of `key` (a crash mid-put); no-op where puts leave none. */

@@ -12,7 +12,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config/object-storage.js';
-import { assertValidKey, type ObjectBody, type ObjectInfo, type ObjectStore, type PresignOptions, type PresignedUrl } from './object-store.js';
+import { assertValidKey, type ByteRange, type ObjectBody, type ObjectInfo, type ObjectStore, type PresignOptions, type PresignedUrl } from './object-store.js';
 
 /** S3's minimum part size; with QUEUE_SIZE parts in flight an upload buffers about 20 MiB. */
 const PART_SIZE = 5 * 1024 * 1024;
@@ -111,13 +111,13 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  createReadStream(key: string): Readable {
+  createReadStream(key: string, range?: ByteRange): Readable {
     assertValidKey(key);
     const s3 = this.s3;
     const bucket = this.bucket;
     return Readable.from(
       (async function* () {
-        const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
         if (!r.Body) return;
         yield* r.Body as Readable;
       })(),

@@ -42,6 +42,10 @@ describe('S3 object store', () => {
     assert.equal((await store.stat('exports/acc/1.jsonl.gz'))?.sizeBytes, want.length);
     const got = await readAll(store.createReadStream('exports/acc/1.jsonl.gz'));
     assert.ok(got.equals(want));
+    // A ranged read (a resumed download): both ends inclusive, across a part boundary.
+    const from = 5 * 1024 * 1024 - 3;
+    const part = await readAll(store.createReadStream('exports/acc/1.jsonl.gz', { start: from, end: from + 9 }));
+    assert.ok(part.equals(want.subarray(from, from + 10)), `bytes ${from} to ${from + 9}`);
     await store.delete('exports/acc/1.jsonl.gz');
     assert.equal(await store.stat('exports/acc/1.jsonl.gz'), undefined);
     await store.delete('exports/acc/1.jsonl.gz');

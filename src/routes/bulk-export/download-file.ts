@@ -1,8 +1,10 @@
 // The target of download links: public (no API key), hidden from the OpenAPI document. Every way a
 // link can be wrong (altered id, expiry or signature; an export that is not completed) answers 404
 // not_found, so a guessed link tells nothing about which exports exist; an expired link says so.
+// A Range request gets its part (206), so an interrupted download resumes (byte-range.ts).
 import { Type } from '@sinclair/typebox';
 import { DOWNLOAD_PATH, exportExpired, verifyDownload } from '../../exports/download-link.js';
+import { chooseRange } from '../../exports/byte-range.js';
 import { findExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
@@ -29,12 +31,25 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       if (row?.expired_at) throw exportExpired(row);
       const info = key ? await deps.bulk.objects.stat(key) : undefined;
       if (!row || !key || !info) throw new AppError('not_found', 'This export file is no longer available; request a new export.');
-      const file = deps.bulk.objects.createReadStream(key);
+      // Export files never change once completed: their SHA-256 is a strong validator, so a client
+      // resuming with If-Range gets the rest only of the file it began with.
+      const validators = { etag: `"${row.sha256}"`, lastModified: new Date(row.completed_at ?? 0).toUTCString() };
+      const size = info.sizeBytes;
+      const choice = chooseRange({ method: request.method, range: request.headers.range, ifRange: oneHeader(request.headers['if-range']) }, size, validators);
+      if (choice.kind === 'unsatisfiable') {
+        throw new AppError('range_not_satisfiable', `The file has ${size} bytes; the range asked for starts past its end.`, { sizeBytes: size }, { 'content-range': `bytes */${size}` });
+      }
+      const range = choice.kind === 'part' ? choice.range : undefined;
+      const file = deps.bulk.objects.createReadStream(key, range);
       // Once the headers are out, a failing read can only cut the transfer short: say so in the log.
       file.on('error', (err) => logOf(request).warn({ requestId: request.id, exportId: row.id, err }, 'export download failed mid-transfer'));
+      if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`);
       return reply
         .header('content-type', 'application/gzip')
-        .header('content-length', String(info.sizeBytes))
+        .header('content-length', String(range ? range.end - range.start + 1 : size))
+        .header('accept-ranges', 'bytes')
+        .header('etag', validators.etag)
+        .header('last-modified', validators.lastModified)
         .header('content-disposition', `attachment; filename="export-${row.id}.jsonl.gz"`)
         .header('cache-control', 'private, no-store')
         // A download is a one-off transfer. Also, a keep-alive connection that served a streamed body
@@ -44,3 +59,6 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
     },
   );
 }
+
+// Node joins repeated headers it knows; If-Range it does not: several of them match nothing (the whole file).
+const oneHeader = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? '' : v);
