@@ -1,8 +1,9 @@
 // Export files: download a completed export by its signed link, streaming to disk while hashing, and
-// keep the file only when its size and SHA-256 match the export's record.
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+// keep the file only when its size and SHA-256 match the export's record. A transfer cut short is
+// resumed from the byte it reached (Range, with If-Range on the file's ETag), on a fresh link if needed.
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -17,6 +18,11 @@ export interface DownloadProgress {
 
 export interface DownloadOptions extends CallOptions {
   onDownloadProgress?: (p: DownloadProgress) => void;
+  /**
+   * How many times a transfer cut short (a dropped connection, a body that ends early) is resumed
+   * from the byte it reached, with a Range request (default 5; 0 never resumes).
+   */
+  resumes?: number;
 }
 
 export interface ExportToFileOptions extends DownloadOptions, PostOptions {
@@ -34,39 +40,41 @@ export interface DownloadedExport {
 }
 
 export async function downloadExport(client: SdgClient, id: string, path: string, o: DownloadOptions): Promise<DownloadedExport> {
-  const { data: link } = await client.exportDownload(id, o);
-  let res: Response;
-  try {
-    res = await client.fetch(link.url, { signal: o.signal });
-  } catch (error) {
-    if (error instanceof NetworkError || isAbort(error)) throw error;
-    throw new NetworkError(`Could not download export ${id}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  if (!res.ok || !res.body) {
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      /* not JSON: the error says the status */
-    }
-    throw apiErrorFrom(res, body);
-  }
-  const hash = createHash('sha256');
-  const totalBytes = link.sizeBytes ?? (Number(res.headers.get('content-length')) || undefined);
-  let bytes = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      o.onDownloadProgress?.({ bytes, totalBytes });
-      done(null, chunk);
-    },
-  });
+  let { data: link } = await client.exportDownload(id, o);
+  const resumesAllowed = o.resumes ?? 5;
   // Written beside the target and renamed only once verified: a bad or partial file never takes its name.
   const part = `${path}.part`;
   try {
-    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), tap, createWriteStream(part), { signal: o.signal });
+    let have = 0; // bytes of the file in `part`, in order from its first
+    let hash = createHash('sha256');
+    let etag: string | undefined;
+    for (let resumes = 0; ; resumes++) {
+      // A link that has expired (or is about to) is asked for again: the resume needs a valid one.
+      if (resumes > 0 && Date.now() >= Date.parse(link.expiresAt) - 5_000) link = (await client.exportDownload(id, o)).data;
+      const res = await open(client, id, link.url, have > 0 ? { range: `bytes=${have}-`, ...(etag ? { 'if-range': etag } : {}) } : {}, o.signal);
+      if (res.status === 206) {
+        // Only the rest of the file begun: anything else is started over.
+        const from = /^bytes (\d+)-\d+\/\d+$/.exec(res.headers.get('content-range') ?? '')?.[1];
+        if (Number(from) !== have) {
+          await res.body?.cancel();
+          throw new NetworkError(`Could not resume export ${id}: asked for bytes from ${have}, got ${res.headers.get('content-range') ?? 'no Content-Range'}.`);
+        }
+      } else if (have > 0) {
+        // 200: the whole file (the server would not resume, or the file changed): start over.
+        have = 0;
+        hash = createHash('sha256');
+      }
+      etag = res.headers.get('etag') ?? etag;
+      const totalBytes = link.sizeBytes ?? (res.status === 200 ? Number(res.headers.get('content-length')) || undefined : undefined);
+      const cut = await receive(res, part, have, hash, totalBytes, o);
+      if (!cut) break;
+      if (resumes >= resumesAllowed || o.signal?.aborted) {
+        throw new NetworkError(`Could not download export ${id}: the transfer was cut short${resumes ? ` ${resumes + 1} times` : ''}: ${describe(cut.error)}`, { cause: cut.error });
+      }
+      // What reached the disk is the truth: hash it again from there, and ask for the rest.
+      ({ have, hash } = await onDisk(part));
+    }
+    const { size: bytes } = await stat(part);
     const sha256 = hash.digest('hex');
     if (link.sizeBytes !== null && link.sizeBytes !== undefined && bytes !== link.sizeBytes) {
       throw new ExportError(`Export ${id}: downloaded ${bytes} bytes, its record says ${link.sizeBytes}.`, id);
@@ -79,6 +87,76 @@ export async function downloadExport(client: SdgClient, id: string, path: string
     throw error;
   }
 }
+
+/** Fetches the link; an error answer is thrown as the API error it is. */
+async function open(client: SdgClient, id: string, url: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Response> {
+  let res: Response;
+  try {
+    res = await client.fetch(url, { headers, signal });
+  } catch (error) {
+    if (error instanceof NetworkError || isAbort(error)) throw error;
+    throw new NetworkError(`Could not download export ${id}: ${describe(error)}`, { cause: error });
+  }
+  if ((res.status !== 200 && res.status !== 206) || !res.body) {
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* not JSON: the error says the status */
+    }
+    throw apiErrorFrom(res, body);
+  }
+  return res;
+}
+
+/**
+ * Streams the answer's body after the `have` bytes already in `part`, hashing it. Resolves undefined
+ * when the body ended with the file complete as far as its record tells, or `{ error }` when the
+ * transfer was cut short (the connection failed mid-body, or the body ended early): resumable. A
+ * failure to write, or an abort, rejects.
+ */
+async function receive(res: Response, part: string, have: number, hash: Hash, totalBytes: number | undefined, o: DownloadOptions): Promise<{ error: unknown } | undefined> {
+  let bytes = have;
+  let readError: unknown;
+  const source = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+  source.once('error', (error) => {
+    readError ??= error;
+  });
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      o.onDownloadProgress?.({ bytes, totalBytes });
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(source, tap, createWriteStream(part, { flags: have > 0 ? 'a' : 'w' }), { signal: o.signal });
+  } catch (error) {
+    if (readError === undefined || o.signal?.aborted) throw error;
+    return { error: readError };
+  }
+  if (totalBytes !== undefined && bytes < totalBytes) return { error: new Error(`the body ended after ${bytes} of ${totalBytes} bytes`) };
+  return undefined;
+}
+
+async function onDisk(part: string): Promise<{ have: number; hash: Hash }> {
+  const hash = createHash('sha256');
+  let have = 0;
+  try {
+    for await (const chunk of createReadStream(part)) {
+      hash.update(chunk as Buffer);
+      have += (chunk as Buffer).length;
+    }
+  } catch (error) {
+    // Cut before the first write opened the file: nothing to keep.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return { have, hash };
+}
+
+const describe = (error: unknown) => (error instanceof Error ? (error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message) : String(error));
 
 export async function exportToFile(client: SdgClient, range: BodyOf<'generateExport'>, path: string, o: ExportToFileOptions): Promise<DownloadedExport> {
   const { data: queued } = await client.generateExport(range, o);
