@@ -119,6 +119,10 @@ describe('S3 object store', () => {
     assert.equal(r.status, 200);
     assert.equal(await r.text(), 'three');
     assert.equal(r.headers.get('content-disposition'), 'attachment; filename="export-3.jsonl.gz"');
+    // The same URL resumes a download: a Range header is not part of the signature.
+    r = await fetch(p.url, { headers: { range: 'bytes=2-' } });
+    assert.equal(r.status, 206);
+    assert.equal(await r.text(), 'ree');
 
     const refused = async (url: string, code: string) => {
       const res = await fetch(url);
