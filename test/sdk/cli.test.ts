@@ -139,6 +139,34 @@ describe('sdg-client', () => {
     assert.equal(out.sha256, out.export.sha256);
   });
 
+  test('exports list, show and download an export by its id, verified; a bad id is a usage error', async () => {
+    const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
+    const end = new Date();
+    const { data: queued } = await client.generateExport({ startDate: new Date(end.getTime() - 2 * 3_600_000).toISOString(), endDate: end.toISOString() });
+    const done = await client.waitForExport(queued.id, { intervalMs: 20 });
+    const file = join(dir, 'again.jsonl.gz');
+    const [list, listText, show, showText, got, badId, unknown] = await Promise.all([
+      cli(['exports', 'list', '--json', '--max', '50'], env),
+      cli(['exports'], env),
+      cli(['exports', 'show', queued.id, '--json'], env),
+      cli(['exports', 'show', queued.id], env),
+      cli(['exports', 'download', queued.id, '-o', file, '--json'], env),
+      cli(['exports', 'download', 'latest'], env),
+      cli(['exports', 'show', '123'], env),
+    ]);
+    for (const r of [list, listText, show, showText, got]) assert.equal(r.code, 0, r.stderr);
+    assert.ok(jsonLines(list.stdout).some((e) => e.id === queued.id && e.status === 'completed'));
+    assert.match(listText.stdout, new RegExp(`^${queued.id}\tcompleted\t`, 'm'));
+    assert.equal(JSON.parse(show.stdout).sha256, done.sha256);
+    assert.match(showText.stdout, new RegExp(`^${queued.id}\tcompleted\t.*\t${done.sizeBytes} bytes\t`));
+    const out = JSON.parse(got.stdout) as { sha256: string; file: string };
+    assert.equal(out.sha256, done.sha256);
+    assert.equal(createHash('sha256').update(readFileSync(file)).digest('hex'), done.sha256);
+    assert.equal(badId.code, exitCodes.usage);
+    assert.match(badId.stderr, /export's id is a number/);
+    assert.equal(unknown.code, exitCodes.notFound);
+  });
+
   test('exit codes say what failed', async () => {
     const poor = await g.account({ credits: 50 });
     const limited = await g.account({ rateLimitPerMinute: 2 });

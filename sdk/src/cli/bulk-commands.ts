@@ -1,8 +1,8 @@
-// watchlist add/list/remove, crawl status, export: the bulk-export side (all free).
+// watchlist add/list/remove, crawl status, export, exports list/show/download: the bulk-export side (all free).
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { WatchlistAddItem } from '../types.js';
-import { contextOf, usageError } from './context.js';
+import type { ExportRecord, WatchlistAddItem } from '../types.js';
+import { contextOf, intOption, usageError, type Context } from './context.js';
 import { Lines, note, printJson, withBar } from './output.js';
 
 /** Names or ids from the arguments and/or a file (one a line; blank lines and # comments skipped). */
@@ -109,17 +109,66 @@ export function registerBulkCommands(program: Command): void {
       await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
         ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
       );
-      const path = flags.output ?? `export-${queued.id}.jsonl.gz`;
-      const file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (download) =>
-        ctx.client.downloadExport(queued.id, path, {
-          onDownloadProgress: (p) => {
-            if (p.totalBytes) download.setTotal(p.totalBytes);
-            download.update(p.bytes);
-          },
-        }),
-      );
-      const { data: record } = await ctx.client.getExport(queued.id);
-      if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
-      process.stdout.write(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);
+      await download(ctx, queued.id, flags.output);
     });
+
+  const exportsCmd = program.command('exports').description("the account's exports: list, show one, download one");
+
+  exportsCmd
+    .command('list', { isDefault: true })
+    .description('exports, newest first, in any status (JSON Lines with --json)')
+    .option('--max <n>', 'at most this many', '20')
+    .action(async (flags: { max: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const max = intOption('--max', flags.max);
+      const lines = new Lines(undefined);
+      for await (const e of ctx.client.exports({ maxItems: max, limit: Math.min(100, Math.max(1, max ?? 100)) })) {
+        if (ctx.out.json) await lines.write(e);
+        else process.stdout.write(`${recordLine(e)}\n`);
+      }
+    });
+
+  exportsCmd
+    .command('show')
+    .description('one export, whatever its status')
+    .argument('<id>', "the export's id")
+    .action(async (id: string, _flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { data } = await ctx.client.getExport(exportId(id));
+      if (ctx.out.json) return printJson(data);
+      process.stdout.write(`${recordLine(data)}${data.error ? `\n${data.error}` : ''}\n`);
+    });
+
+  exportsCmd
+    .command('download')
+    .description('download a completed export and verify its size and SHA-256 (a transfer cut short resumes)')
+    .argument('<id>', "the export's id")
+    .option('-o, --output <file>', 'where to save the gzip JSON Lines file (default export-<id>.jsonl.gz)')
+    .action(async (id: string, flags: { output?: string }, cmd: Command) => {
+      await download(contextOf(cmd), exportId(id), flags.output);
+    });
+}
+
+function exportId(id: string): string {
+  if (!/^[0-9]{1,20}$/.test(id)) throw usageError(`An export's id is a number; got ${id}.`);
+  return id;
+}
+
+const recordLine = (e: ExportRecord) =>
+  [e.id, e.status, `${e.startDate}..${e.endDate}`, e.tweetCount === null ? '' : `${e.tweetCount} tweets`, e.sizeBytes === null ? '' : `${e.sizeBytes} bytes`, e.completedAt ?? e.createdAt].filter(Boolean).join('\t');
+
+/** Downloads and verifies a completed export, with a progress bar, and says where it went. */
+async function download(ctx: Context, id: string, output: string | undefined): Promise<void> {
+  const path = output ?? `export-${id}.jsonl.gz`;
+  const file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (bar) =>
+    ctx.client.downloadExport(id, path, {
+      onDownloadProgress: (p) => {
+        if (p.totalBytes) bar.setTotal(p.totalBytes);
+        bar.update(p.bytes);
+      },
+    }),
+  );
+  const { data: record } = await ctx.client.getExport(id);
+  if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
+  process.stdout.write(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);
 }

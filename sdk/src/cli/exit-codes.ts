@@ -16,7 +16,7 @@ export const exitCodes = {
   ok: 0,
   /** An unexpected error (a bug here or in the gateway). */
   failure: 1,
-  /** A bad command line, or a request the gateway refused as invalid (400, 413, 415). */
+  /** A bad command line, or a request the gateway refused as invalid (400, 413, 415, 416). */
   usage: 2,
   /** Missing, unknown or revoked API key (401). */
   auth: 3,
