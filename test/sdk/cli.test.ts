@@ -10,7 +10,7 @@ import { exitCodes } from '../../sdk/src/cli/exit-codes.js';
 import { SdgClient, RateLimitedError } from '../../sdk/src/index.js';
 import type { TestAccount } from '../helpers/harness.js';
 import { freePort, repoRoot } from '../helpers/processes.js';
-import { startGateway, type Gateway } from './gateway.js';
+import { startGateway, WALLET, type Gateway } from './gateway.js';
 
 interface Run {
   code: number | null;
@@ -165,6 +165,42 @@ describe('sdg-client', () => {
     assert.equal(badId.code, exitCodes.usage);
     assert.match(badId.stderr, /export's id is a number/);
     assert.equal(unknown.code, exitCodes.notFound);
+  });
+
+  test('tweet, community and wallet, as text and as JSON', async () => {
+    const [tweet, tweetText, community, communityText, wallet, walletText] = await Promise.all([
+      cli(['tweet', g.sample.tweetIds[0]!, '--json'], env),
+      cli(['tweet', g.sample.tweetIds[0]!], env),
+      cli(['community', g.sample.communityIds[0]!, '--json'], env),
+      cli(['community', g.sample.communityIds[0]!], env),
+      cli(['wallet', WALLET, '--json'], env),
+      cli(['wallet', WALLET, '--chain', 'ethereum'], env),
+    ]);
+    for (const r of [tweet, tweetText, community, communityText, wallet, walletText]) assert.equal(r.code, 0, r.stderr);
+    const t = JSON.parse(tweet.stdout) as { id: string; authorId: string; url: string };
+    assert.equal(t.id, g.sample.tweetIds[0]);
+    assert.match(tweetText.stdout, new RegExp(`^${t.id} by ${t.authorId} at `));
+    assert.ok(tweetText.stdout.includes(t.url));
+    assert.match(tweetText.stderr, /100 credits charged/);
+    const c = JSON.parse(community.stdout) as { id: string; name: string; memberCount: number };
+    assert.equal(c.id, g.sample.communityIds[0]);
+    assert.ok(communityText.stdout.startsWith(`${c.name}, id ${c.id}, `));
+    assert.equal(JSON.parse(wallet.stdout).formatted, '1.5');
+    assert.match(walletText.stdout, /^1\.5 ETH on ethereum at block \d+\n$/);
+  });
+
+  test('readable output writes control characters out: text others wrote cannot act on the terminal', async () => {
+    const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
+    const { data: key } = await client.createKey({ name: 'x\u001b]0;owned\u0007\u001b[2Jy\u009b' });
+    const listed = await cli(['keys', 'list'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    const line = listed.stdout.split('\n').find((l) => l.startsWith(key.id));
+    assert.equal(line?.split('\t')[2], 'x\\x1b]0;owned\\x07\\x1b[2Jy\\x9b');
+    assert.doesNotMatch(listed.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    // --json keeps the name as stored.
+    const json = await cli(['keys', 'list', '--json'], env);
+    assert.ok((JSON.parse(json.stdout) as Array<{ id: string; name: string }>).some((k) => k.id === key.id && k.name === 'x\u001b]0;owned\u0007\u001b[2Jy\u009b'));
+    await client.revokeKey(key.id);
   });
 
   test('exit codes say what failed', async () => {

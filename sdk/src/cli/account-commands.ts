@@ -1,7 +1,7 @@
 // balance, usage, plans, keys list/create/revoke: the account (all free).
 import type { Command } from 'commander';
 import { contextOf, intOption, usageError } from './context.js';
-import { Lines, printJson } from './output.js';
+import { Lines, printJson, say } from './output.js';
 
 export function registerAccountCommands(program: Command): void {
   program
@@ -11,7 +11,7 @@ export function registerAccountCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data } = await ctx.client.balance();
       if (ctx.out.json) return printJson(data);
-      process.stdout.write(`${data.balance} credits (account ${data.accountId})\n`);
+      say(`${data.balance} credits (account ${data.accountId})\n`);
     });
 
   program
@@ -21,7 +21,7 @@ export function registerAccountCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data } = await ctx.client.account();
       if (ctx.out.json) return printJson(data);
-      process.stdout.write(`${data.name} (${data.id}): plan ${data.planName ?? data.planId}, ${data.rateLimitPerMinute} requests a minute, ${data.balance} credits\n`);
+      say(`${data.name} (${data.id}): plan ${data.planName ?? data.planId}, ${data.rateLimitPerMinute} requests a minute, ${data.balance} credits\n`);
     });
 
   program
@@ -40,15 +40,15 @@ export function registerAccountCommands(program: Command): void {
         const from = flags.from ?? new Date(Date.parse(to) - 24 * 3_600_000).toISOString();
         const { data } = await ctx.client.usageSummary({ from, to, granularity: flags.granularity });
         if (ctx.out.json) return printJson(data);
-        process.stdout.write(`${data.calls} charged calls, ${data.credits} credits from ${data.from} to ${data.to}\n`);
-        for (const e of data.endpoints) process.stdout.write(`${e.endpoint}\t${e.calls} calls\t${e.credits} credits\n`);
+        say(`${data.calls} charged calls, ${data.credits} credits from ${data.from} to ${data.to}\n`);
+        for (const e of data.endpoints) say(`${e.endpoint}\t${e.calls} calls\t${e.credits} credits\n`);
         return;
       }
       const max = intOption('--max', flags.max);
       const lines = new Lines(undefined);
       for await (const e of ctx.client.usage({ maxItems: max, limit: Math.min(100, Math.max(1, max ?? 100)) })) {
         if (ctx.out.json) await lines.write(e);
-        else process.stdout.write(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
+        else say(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
       }
     });
 
@@ -59,7 +59,7 @@ export function registerAccountCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data } = await ctx.client.plans();
       if (ctx.out.json) return printJson(data);
-      for (const p of data.plans) process.stdout.write(`${p.id}\t${p.name}\t${p.credits} credits\t${p.rateLimitPerMinute}/min\twatchlist ${p.watchlistLimit}\n`);
+      for (const p of data.plans) say(`${p.id}\t${p.name}\t${p.credits} credits\t${p.rateLimitPerMinute}/min\twatchlist ${p.watchlistLimit}\n`);
     });
 
   const keys = program.command('keys').description("the account's API keys");
@@ -70,7 +70,7 @@ export function registerAccountCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const data = await ctx.client.keys().toArray();
       if (ctx.out.json) return printJson(data);
-      for (const k of data) process.stdout.write(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
+      for (const k of data) say(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
     });
   keys
     .command('create')
@@ -80,7 +80,7 @@ export function registerAccountCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data } = await ctx.client.createKey(flags.name ? { name: flags.name } : {});
       if (ctx.out.json) return printJson(data);
-      process.stdout.write(`${data.key}\n`);
+      say(`${data.key}\n`);
     });
   keys
     .command('revoke')
@@ -90,6 +90,6 @@ export function registerAccountCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data } = await ctx.client.revokeKey(id);
       if (ctx.out.json) return printJson(data);
-      process.stdout.write(`revoked ${data.id}\n`);
+      say(`revoked ${data.id}\n`);
     });
 }

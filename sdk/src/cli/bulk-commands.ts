@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ExportRecord, WatchlistAddItem } from '../types.js';
 import { contextOf, intOption, usageError, type Context } from './context.js';
-import { Lines, note, printJson, withBar } from './output.js';
+import { Lines, note, printJson, say, withBar } from './output.js';
 
 /** Names or ids from the arguments and/or a file (one a line; blank lines and # comments skipped). */
 async function collect(args: string[], file: string | undefined): Promise<string[]> {
@@ -41,7 +41,7 @@ export function registerBulkCommands(program: Command): void {
       );
       if (ctx.out.json) return printJson({ counts: r.counts, items: r.items, batchIds: r.batches.map((b) => b.batchId) });
       for (const item of r.items) if (item.status !== 'added' && item.status !== 'already_present') note(`${item.username ?? item.socialUserId}: ${item.status}${item.error ? ` (${item.error})` : ''}`);
-      process.stdout.write(`${Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+      say(`${Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
     });
 
   watchlist
@@ -52,7 +52,7 @@ export function registerBulkCommands(program: Command): void {
       const lines = new Lines(undefined);
       for await (const e of ctx.client.watchlist()) {
         if (ctx.out.json) await lines.write(e);
-        else process.stdout.write(`${e.socialUserId}\t@${e.username}\t${e.addedAt}\n`);
+        else say(`${e.socialUserId}\t@${e.username}\t${e.addedAt}\n`);
       }
     });
 
@@ -76,7 +76,7 @@ export function registerBulkCommands(program: Command): void {
         }
       }
       if (ctx.out.json) return printJson({ counts, items });
-      process.stdout.write(`${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+      say(`${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
     });
 
   program
@@ -90,7 +90,7 @@ export function registerBulkCommands(program: Command): void {
       if (ctx.out.json) return printJson(data);
       const c = data.currentCycle;
       const l = data.lastCompletedCycle;
-      process.stdout.write(
+      say(
         (c ? `running: cycle ${c.id}, ${c.percentComplete}% of ${c.accountsTargeted} accounts, ${c.tweetsIngested} tweets\n` : 'no cycle running\n') +
           (l ? `last completed: cycle ${l.id} at ${l.completedAt}, ${l.accountsCompleted} accounts, ${l.tweetsIngested} new tweets, ${l.tweetsUpdated} updated\n` : 'no cycle completed yet\n') +
           `next expected at ${data.schedule.nextExpectedAt} (every ${data.schedule.intervalHours} h)\n`,
@@ -124,7 +124,7 @@ export function registerBulkCommands(program: Command): void {
       const lines = new Lines(undefined);
       for await (const e of ctx.client.exports({ maxItems: max, limit: Math.min(100, Math.max(1, max ?? 100)) })) {
         if (ctx.out.json) await lines.write(e);
-        else process.stdout.write(`${recordLine(e)}\n`);
+        else say(`${recordLine(e)}\n`);
       }
     });
 
@@ -136,7 +136,7 @@ export function registerBulkCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data } = await ctx.client.getExport(exportId(id));
       if (ctx.out.json) return printJson(data);
-      process.stdout.write(`${recordLine(data)}${data.error ? `\n${data.error}` : ''}\n`);
+      say(`${recordLine(data)}${data.error ? `\n${data.error}` : ''}\n`);
     });
 
   exportsCmd
@@ -170,5 +170,5 @@ async function download(ctx: Context, id: string, output: string | undefined): P
   );
   const { data: record } = await ctx.client.getExport(id);
   if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
-  process.stdout.write(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);
+  say(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);
 }

@@ -6,6 +6,7 @@ import { registerAccountCommands } from './account-commands.js';
 import { registerBulkCommands } from './bulk-commands.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { registerSocialCommands } from './social-commands.js';
+import { visible } from './output.js';
 
 function program(): Command {
   const p = new Command('sdg-client')
@@ -48,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${JSON.stringify({ error: e, exitCode: code })}\n`);
     } else {
       const msg = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`sdg-client: ${error instanceof SdgApiError && error.status ? `${error.code}: ` : ''}${msg}\n`);
+      process.stderr.write(`sdg-client: ${error instanceof SdgApiError && error.status ? `${error.code}: ` : ''}${visible(msg)}\n`);
       if (code === exitCodes.failure && error instanceof Error && error.stack && !(error instanceof SdgError)) process.stderr.write(`${error.stack}\n`);
     }
     return code;

@@ -14,11 +14,27 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+/**
+ * `text` with control characters written out (`\x1b`), newlines and tabs kept: readable output
+ * carries text others wrote (tweets, profiles, a key's name), and a terminal would act on an escape
+ * sequence in it (retitle, clear, recolour, fake lines). JSON output escapes them itself.
+ */
+export function visible(text: string): string {
+  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Readable output on stdout. */
+export function say(text: string): void {
+  process.stdout.write(visible(text));
+}
+
 let barShown = false;
 
 export function note(line: string): void {
   // A note while a bar is drawn starts on a line of its own; the bar redraws below it.
-  process.stderr.write(`${barShown ? '\n' : ''}${line}\n`);
+  process.stderr.write(`${barShown ? '\n' : ''}${visible(line)}\n`);
 }
 
 export function creditsNote(out: Output, credits: Credits | undefined, charged = credits?.charged): void {

@@ -1,8 +1,8 @@
-// timeline, retweeters, profile: lists to JSON Lines (a file or stdout), a profile as JSON or text.
+// timeline, retweeters: lists to JSON Lines (a file or stdout); profile, tweet, community, wallet: one record as JSON or text.
 import type { Command } from 'commander';
 import type { Paginator } from '../paginate.js';
 import { contextOf, intOption, type Context } from './context.js';
-import { creditsNote, Lines, printJson, note, withBar } from './output.js';
+import { creditsNote, Lines, note, printJson, say, withBar } from './output.js';
 
 interface ListFlags {
   output?: string;
@@ -82,11 +82,52 @@ export function registerSocialCommands(program: Command): void {
       const r = await ctx.client.userByUsername(username.replace(/^@/, ''));
       if (ctx.out.json) return printJson(r.data);
       const p = r.data;
-      process.stdout.write(
+      say(
         `@${p.username} (${p.name}), id ${p.id}${p.protected ? ', protected' : ''}\n` +
           `${p.metrics.followers} followers, ${p.metrics.following} following, ${p.metrics.tweets} tweets\n` +
           (p.description ? `${p.description}\n` : ''),
       );
+      creditsNote(ctx.out, r.credits);
+    });
+
+  program
+    .command('tweet')
+    .description('show a tweet by id (100 credits)')
+    .argument('<id>', 'numeric tweet id')
+    .action(async (id: string, _flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const r = await ctx.client.tweet(id);
+      if (ctx.out.json) return printJson(r.data);
+      const t = r.data;
+      const m = t.metrics;
+      say(`${t.id} by ${t.authorId} at ${t.createdAt}\n${t.text}\n${m.likes} likes, ${m.retweets} retweets, ${m.replies} replies, ${m.quotes} quotes\n${t.url}\n`);
+      creditsNote(ctx.out, r.credits);
+    });
+
+  program
+    .command('community')
+    .description('show a community by id (100 credits)')
+    .argument('<id>', 'numeric community id')
+    .action(async (id: string, _flags: object, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const r = await ctx.client.community(id);
+      if (ctx.out.json) return printJson(r.data);
+      const c = r.data;
+      say(`${c.name}, id ${c.id}, ${c.access}, ${c.memberCount} members\n${c.description ? `${c.description}\n` : ''}`);
+      creditsNote(ctx.out, r.credits);
+    });
+
+  program
+    .command('wallet')
+    .description("an address's native-token balance on a configured EVM chain (100 credits)")
+    .argument('<address>', '0x and 40 hexadecimal digits')
+    .option('--chain <name>', "a configured chain (default: the gateway's default chain)")
+    .action(async (address: string, flags: { chain?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const r = await ctx.client.walletBalance(address, flags.chain ? { chain: flags.chain } : {});
+      if (ctx.out.json) return printJson(r.data);
+      const w = r.data;
+      say(`${w.formatted} ${w.symbol} on ${w.chain} at block ${w.blockNumber}\n`);
       creditsNote(ctx.out, r.credits);
     });
 }
