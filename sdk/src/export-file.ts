@@ -8,7 +8,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CallOptions, PostOptions, SdgClient } from './client.js';
-import { apiErrorFrom, ExportError, isAbort, NetworkError } from './errors.js';
+import { apiErrorFrom, ExportError, isAbort, NetworkError, NotFoundError } from './errors.js';
 import type { BodyOf, ExportDownload, ExportRecord } from './types.js';
 
 export interface DownloadProgress {
@@ -50,8 +50,18 @@ export async function downloadExport(client: SdgClient, id: string, path: string
     let etag: string | undefined;
     for (let resumes = 0; ; resumes++) {
       // A link that has expired (or is about to) is asked for again: the resume needs a valid one.
-      if (resumes > 0 && Date.now() >= Date.parse(link.expiresAt) - 5_000) link = (await client.exportDownload(id, o)).data;
-      const res = await open(client, id, link.url, have > 0 ? { range: `bytes=${have}-`, ...(etag ? { 'if-range': etag } : {}) } : {}, o.signal);
+      const fresh = resumes > 0 && Date.now() >= Date.parse(link.expiresAt) - 5_000;
+      if (fresh) link = (await client.exportDownload(id, o)).data;
+      const headers = have > 0 ? { range: `bytes=${have}-`, ...(etag ? { 'if-range': etag } : {}) } : {};
+      let res: Response;
+      try {
+        res = await open(client, id, link.url, headers, o.signal);
+      } catch (error) {
+        // Expired by the server's clock though not by ours (clocks differ): one fresh link, and again.
+        if (resumes === 0 || fresh || !(error instanceof NotFoundError)) throw error;
+        link = (await client.exportDownload(id, o)).data;
+        res = await open(client, id, link.url, headers, o.signal);
+      }
       if (res.status === 206) {
         // Only the rest of the file begun: anything else is started over.
         const from = /^bytes (\d+)-\d+\/\d+$/.exec(res.headers.get('content-range') ?? '')?.[1];

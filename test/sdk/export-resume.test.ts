@@ -1,8 +1,8 @@
 // Downloads that are cut short: the SDK resumes from the byte it reached with a Range request
 // (If-Range on the file's ETag) against the real gateway, through a TCP proxy that drops the
 // connection mid-body, and still verifies size and SHA-256; it starts over when the server answers
-// the whole file, asks for a fresh link when the one it holds is expiring, and gives up after its
-// allowance of resumes without leaving a part file.
+// the whole file, asks for a fresh link when the one it holds is expiring (or the server says it
+// expired), and gives up after its allowance of resumes without leaving a part file.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { NetworkError, SdgClient, type DownloadProgress } from '../../sdk/src/index.js';
+import { NetworkError, NotFoundError, SdgClient, type DownloadProgress } from '../../sdk/src/index.js';
 import { startGateway, type Gateway } from './gateway.js';
 
 /** A TCP proxy to the gateway that, while `cuts` > 0, drops a download's connection `afterBodyBytes` into its body. */
@@ -23,16 +23,19 @@ class CuttingProxy {
   constructor(private readonly target: number) {
     this.server = createServer((client) => {
       const upstream = createConnection(this.target, '127.0.0.1');
-      let head = '';
       let cut = false;
       let response = Buffer.alloc(0);
       let bodyStart = -1;
       client.on('data', (chunk: Buffer) => {
-        if (!head) {
-          head = chunk.toString('latin1').split('\r\n\r\n')[0]!;
+        // A request line starts a request (a kept-alive connection carries one after another).
+        const text = chunk.toString('latin1');
+        if (/^[A-Z]+ \//.test(text)) {
+          const head = text.split('\r\n\r\n')[0]!;
           this.requests.push(head);
           cut = head.startsWith('GET /downloads/') && this.cuts > 0;
           if (cut) this.cuts--;
+          response = Buffer.alloc(0);
+          bodyStart = -1;
         }
         upstream.write(chunk);
       });
@@ -80,12 +83,19 @@ describe('resuming export downloads', () => {
   /** The client's fetch: downloads go through the proxy; links may be made to look about to expire. */
   let linkExpiresSoon = false;
   let stripRange = false;
+  /** Resume requests to send with a broken signature (as a link expired by the server's clock answers: 404). */
+  let breakResumes = 0;
   const viaProxy: typeof fetch = async (input, init) => {
     const req = new Request(input, init);
     if (req.url.includes('/downloads/')) {
       const headers = new Headers(req.headers);
       if (stripRange) headers.delete('range');
-      return fetch(req.url.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${proxyPort}`), { headers, signal: req.signal });
+      let url = req.url.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${proxyPort}`);
+      if (headers.has('range') && breakResumes > 0) {
+        breakResumes--;
+        url = url.replace(/sig=[^&]+/, 'sig=AAAA');
+      }
+      return fetch(url, { headers, signal: req.signal });
     }
     const res = await fetch(req);
     if (!/\/exports\/\d+\/download$/.test(new URL(req.url).pathname)) return res;
@@ -176,6 +186,24 @@ describe('resuming export downloads', () => {
     } finally {
       linkExpiresSoon = false;
     }
+  });
+
+  test('a link the server finds expired when resuming (404) is asked for again, once', async () => {
+    proxy.cuts = 1;
+    proxy.afterBodyBytes = 800;
+    linksAsked = 0;
+    breakResumes = 1;
+    const file = await client().c.downloadExport(exportId, join(dir, 'server-expired.jsonl.gz'));
+    assert.equal(file.sha256, whole.sha256);
+    assert.equal(linksAsked, 2);
+    assert.equal(breakResumes, 0);
+    // Twice in a row is not a clock: the 404 stands.
+    proxy.cuts = 1;
+    breakResumes = 2;
+    const path = join(dir, 'really-gone.jsonl.gz');
+    await assert.rejects(client().c.downloadExport(exportId, path), (e: unknown) => e instanceof NotFoundError);
+    assert.equal(existsSync(`${path}.part`), false);
+    breakResumes = 0;
   });
 
   test('past its allowance of resumes it gives up with a NetworkError and leaves no part file', async () => {
