@@ -196,6 +196,7 @@ describe('sdg-client', () => {
     assert.equal(listed.code, 0, listed.stderr);
     const line = listed.stdout.split('\n').find((l) => l.startsWith(key.id));
     assert.equal(line?.split('\t')[2], 'x\\x1b]0;owned\\x07\\x1b[2Jy\\x9b');
+    // eslint-disable-next-line no-control-regex
     assert.doesNotMatch(listed.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     // --json keeps the name as stored.
     const json = await cli(['keys', 'list', '--json'], env);
