@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { exitCodes } from '../../sdk/src/cli/exit-codes.js';
+import { grant } from '../../src/credits/credits-repo.js';
 import { SdgClient, RateLimitedError } from '../../sdk/src/index.js';
 import type { TestAccount } from '../helpers/harness.js';
 import { freePort, repoRoot } from '../helpers/processes.js';
@@ -165,6 +166,30 @@ describe('sdg-client', () => {
     assert.equal(badId.code, exitCodes.usage);
     assert.match(badId.stderr, /export's id is a number/);
     assert.equal(unknown.code, exitCodes.notFound);
+  });
+
+  test('a list cut short by an error says where to go on; --cursor goes on from there and adds to the file', async () => {
+    // Credits for two pages of 100: the third page is refused (402).
+    const poor = await g.account({ credits: 200 });
+    const file = join(dir, 'paid-for.jsonl');
+    const first = await cli(['timeline', g.sample.userIds[4]!, '-o', file], { ...env, SDG_API_KEY: poor.apiKey });
+    assert.equal(first.code, exitCodes.credits, first.stderr);
+    const hint = /stopped after 200 tweets \(2 pages, 200 credits\); to go on from there, run the same command with --cursor (\S+)/.exec(first.stderr);
+    assert.ok(hint, first.stderr);
+    assert.equal(jsonLines(readFileSync(file, 'utf8')).length, 200);
+    // Under --json the cursor is in the error's JSON.
+    const asJson = await cli(['timeline', g.sample.userIds[4]!, '--cursor', hint[1]!, '--json'], { ...env, SDG_API_KEY: poor.apiKey });
+    assert.equal(asJson.code, exitCodes.credits);
+    assert.equal((JSON.parse(asJson.stderr) as { nextCursor: string }).nextCursor, hint[1]);
+
+    await grant(g.h.deps.store.db, poor.accountId, 100, 'top-up');
+    const rest = await cli(['timeline', g.sample.userIds[4]!, '-o', file, '--cursor', hint[1]!, '--max', '50'], { ...env, SDG_API_KEY: poor.apiKey });
+    assert.equal(rest.code, 0, rest.stderr);
+    const all = jsonLines(readFileSync(file, 'utf8')) as Array<{ id: string; createdAt: string }>;
+    assert.equal(all.length, 250);
+    assert.equal(new Set(all.map((t) => t.id)).size, 250, 'no tweet twice');
+    assert.ok(all.every((t, i) => i === 0 || t.createdAt <= all[i - 1]!.createdAt), 'newest first across the two runs');
+    assert.equal((await new SdgClient({ apiKey: poor.apiKey, baseUrl: g.url }).balance()).data.balance, 0, 'three pages bought, none twice');
   });
 
   test('tweet, community and wallet, as text and as JSON', async () => {

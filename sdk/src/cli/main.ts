@@ -6,7 +6,7 @@ import { registerAccountCommands } from './account-commands.js';
 import { registerBulkCommands } from './bulk-commands.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { registerSocialCommands } from './social-commands.js';
-import { visible } from './output.js';
+import { nextCursorOf, visible } from './output.js';
 
 function program(): Command {
   const p = new Command('sdg-client')
@@ -46,7 +46,8 @@ async function main(argv: string[]): Promise<number> {
     const code = exitCodeFor(error);
     if (json) {
       const e = error instanceof SdgApiError ? { code: error.code, status: error.status, message: error.message, details: error.details ?? null, requestId: error.requestId ?? null } : { code: error instanceof SdgError ? error.name : 'error', message: error instanceof Error ? error.message : String(error) };
-      process.stderr.write(`${JSON.stringify({ error: e, exitCode: code })}\n`);
+      const nextCursor = nextCursorOf(error);
+      process.stderr.write(`${JSON.stringify({ error: e, exitCode: code, ...(nextCursor ? { nextCursor } : {}) })}\n`);
     } else {
       const msg = error instanceof Error ? error.message : String(error);
       process.stderr.write(`sdg-client: ${error instanceof SdgApiError && error.status ? `${error.code}: ` : ''}${visible(msg)}\n`);

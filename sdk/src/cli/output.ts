@@ -42,12 +42,15 @@ export function creditsNote(out: Output, credits: Credits | undefined, charged =
   note(`${charged ?? 0} credits charged, ${credits.remaining} left`);
 }
 
-/** A line sink: a file (created or truncated) or stdout. */
+/** A line sink: a file (created or truncated, or added to with `append`) or stdout. */
 export class Lines {
   private readonly stream: WriteStream | NodeJS.WriteStream;
   count = 0;
-  constructor(readonly path: string | undefined) {
-    this.stream = path ? createWriteStream(path) : process.stdout;
+  constructor(
+    readonly path: string | undefined,
+    append = false,
+  ) {
+    this.stream = path ? createWriteStream(path, { flags: append ? 'a' : 'w' }) : process.stdout;
   }
   async write(value: unknown): Promise<void> {
     this.count++;
@@ -92,4 +95,16 @@ export async function withBar<T>(out: Output, format: string, total: number, fn:
   } finally {
     b.stop();
   }
+}
+
+const NEXT_CURSOR = Symbol('nextCursor');
+
+/** Marks a list's error with the cursor to go on from (printed with the error under --json). */
+export function withNextCursor(error: unknown, cursor: string): unknown {
+  if (error !== null && typeof error === 'object') (error as Record<symbol, string>)[NEXT_CURSOR] = cursor;
+  return error;
+}
+
+export function nextCursorOf(error: unknown): string | undefined {
+  return error !== null && typeof error === 'object' ? (error as Record<symbol, string | undefined>)[NEXT_CURSOR] : undefined;
 }

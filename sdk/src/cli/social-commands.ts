@@ -2,16 +2,21 @@
 import type { Command } from 'commander';
 import type { Paginator } from '../paginate.js';
 import { contextOf, intOption, type Context } from './context.js';
-import { creditsNote, Lines, note, printJson, say, withBar } from './output.js';
+import { creditsNote, Lines, note, printJson, say, withBar, withNextCursor } from './output.js';
 
 interface ListFlags {
   output?: string;
   max?: string;
+  cursor?: string;
 }
 
-/** Writes every item of a list as JSON Lines, with a running count and the credits on stderr. */
+/**
+ * Writes every item of a list as JSON Lines, with a running count and the credits on stderr. A list
+ * cut short by an error (credits run out, the gateway unreachable) says the cursor to continue
+ * from, so the pages already paid for are not bought again; with --cursor the output file is added to.
+ */
 async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string): Promise<void> {
-  const lines = new Lines(flags.output);
+  const lines = new Lines(flags.output, flags.cursor !== undefined);
   const max = intOption('--max', flags.max);
   try {
     await withBar(ctx.out, `${what} {value}${max ? '/{total}' : ''} | {credits} credits`, max ?? 0, async (progress) => {
@@ -20,6 +25,14 @@ async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what
         progress.update(lines.count, { credits: list.creditsCharged });
       }
     });
+  } catch (error) {
+    // Every item of the pages fetched was written: the next page is where to go on.
+    const from = list.pages > 0 ? list.nextCursor : flags.cursor;
+    if (from) {
+      if (!ctx.out.json) note(`stopped after ${lines.count} ${what} (${list.pages} pages, ${list.creditsCharged} credits); to go on from there, run the same command with --cursor ${from}`);
+      throw withNextCursor(error, from);
+    }
+    throw error;
   } finally {
     await lines.close();
   }
@@ -40,6 +53,7 @@ export function registerSocialCommands(program: Command): void {
     .option('--since-id <id>', 'tweets with a greater id')
     .option('--until-id <id>', 'tweets with a smaller id')
     .option('--max <n>', 'stop after this many tweets')
+    .option('--cursor <cursor>', 'go on from where an earlier run stopped (the cursor it printed); -o adds to the file')
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .action(async (user: string, flags: ListFlags & { startTime?: string; endTime?: string; sinceId?: string; untilId?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
@@ -50,6 +64,7 @@ export function registerSocialCommands(program: Command): void {
       }
       const max = intOption('--max', flags.max);
       const list = ctx.client.userTweets(userId, {
+        cursor: flags.cursor,
         startTime: flags.startTime,
         endTime: flags.endTime,
         sinceId: flags.sinceId,
@@ -65,11 +80,12 @@ export function registerSocialCommands(program: Command): void {
     .description("write a tweet's retweeters, most recent first, as JSON Lines (100 credits per page of 100)")
     .argument('<tweetId>', 'numeric tweet id')
     .option('--max <n>', 'stop after this many profiles')
+    .option('--cursor <cursor>', 'go on from where an earlier run stopped (the cursor it printed); -o adds to the file')
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .action(async (tweetId: string, flags: ListFlags, cmd: Command) => {
       const ctx = contextOf(cmd);
       const max = intOption('--max', flags.max);
-      const list = ctx.client.retweeters(tweetId, { maxItems: max, ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}) });
+      const list = ctx.client.retweeters(tweetId, { cursor: flags.cursor, maxItems: max, ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}) });
       await drain(ctx, list, flags, 'retweeters');
     });
 
