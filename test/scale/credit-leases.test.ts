@@ -255,11 +255,14 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     const other = meter();
     let settled: Promise<unknown> | undefined;
     let sweeping: Promise<number> | undefined;
+    // The hold is taken before the account row is locked below: had the lease gone back meanwhile
+    // (idle for a second on a slow host), reserve() would lease anew and wait for that lock for ever.
+    const r = await m.reserve(a, 1);
+    assert.ok(r.ok);
+    m['leases'].get(a)!.lastUsedAt = Infinity; // nor does the rest go back idle while the rows are held
     await ts.store.db.transaction().execute(async (trx) => {
       // The account row held elsewhere: the group locks its owner row, then waits here.
       await sql`select id from accounts where id = ${a} for update`.execute(trx);
-      const r = await m.reserve(a, 1);
-      assert.ok(r.ok);
       settled = m.settle(r.reservationId, info('w1'));
       await until('the group waiting for the account row', 10_000, () => waitsFor(GROUP));
       // The sweep waits for the group's lock on the owner row.
@@ -286,19 +289,23 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     const other = meter();
     assert.ok(await call(m, a, 1, 'v0'));
     assert.ok(await call(other, a, 1, 'v1'));
+    // other's lease stays, however slow the host, for the comparison at the end.
+    other['leases'].get(a)!.lastUsedAt = Infinity;
     await until('the first renewal', 10_000, () => m['lastRenewAt'] > 0 && !m['ticking']);
     await expire(m);
     const sweeper = meter();
     let sweeping: Promise<number> | undefined;
     let settled: Promise<unknown> | undefined;
+    // Held before the rows are locked below (a reserve() that had to lease would wait for them for ever).
+    const r = await m.reserve(a, 1);
+    assert.ok(r.ok);
+    m['leases'].get(a)!.lastUsedAt = Infinity; // nor does the rest go back idle while the rows are held
     await ts.store.db.transaction().execute(async (trx) => {
       // m's lease row held elsewhere: the sweep has m's owner row and the account row, and waits here.
       await sql`select 1 from credit_leases where owner = ${m.owner} and account_id = ${a} for update`.execute(trx);
       sweeping = sweeper.sweep();
       await until('the sweep waiting for the lease row', 10_000, () => waitsFor('delete from credit_leases l'));
       // m spends from its lease as if nothing happened: its group waits for its owner row.
-      const r = await m.reserve(a, 1);
-      assert.ok(r.ok);
       settled = m.settle(r.reservationId, info('v2'));
       await until('the group waiting for the owner row', 10_000, () => waitsFor(GROUP));
     });
