@@ -15,10 +15,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
 import { SQLITE_FILE } from '../../src/db/connect.js';
@@ -26,6 +28,18 @@ import { createPostgresSchema } from '../helpers/backends.js';
 import { ended, freePort, repoRoot, stopChild, until } from '../helpers/processes.js';
 
 const run = promisify(execFile);
+
+/** A GET with exactly these headers (fetch adds an Accept-Encoding of its own and decodes), the body as sent. */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(parts) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
 
 interface Instruction {
   op: string;
@@ -315,6 +329,17 @@ describe('the image deploy/Dockerfile builds, emulated without Docker', () => {
       const [servedA, servedB] = [await echoesServed(a.url), await echoesServed(b.url)];
       assert.equal(servedA + servedB, 20);
       assert.ok(servedA >= 5 && servedB >= 5, `balanced: ${servedA} and ${servedB}`);
+
+      // Compressed for a client that asks, with gzip only (never Brotli, which Node 20's fetch decodes
+      // unsafely); as sent for one that does not.
+      const asked = await rawGet(`${url}/openapi.json`, { 'accept-encoding': 'br, gzip' });
+      assert.equal(asked.headers['content-encoding'], 'gzip');
+      const plain = await rawGet(`${url}/openapi.json`, {});
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.ok(asked.body.length * 5 < plain.body.length, `${asked.body.length} bytes compressed, ${plain.body.length} plain`);
+      // The same document, from either gateway (each names its own address in `servers`).
+      const doc = (text: string) => ({ ...(JSON.parse(text) as Record<string, unknown>), servers: undefined });
+      assert.deepEqual(doc(gunzipSync(asked.body).toString('utf8')), doc(plain.body.toString('utf8')));
 
       // A gateway restarted (SIGTERM, as a rolling deploy does) while requests flow: none fails. Those
       // that reach it on a connection the proxy keeps open are served, with Connection: close (a narrow
