@@ -23,6 +23,13 @@ export interface DownloadOptions extends CallOptions {
    * from the byte it reached, with a Range request (default 5; 0 never resumes).
    */
   resumes?: number;
+  /**
+   * Go on from `path.part` where an earlier call left it (its bytes hashed again, the rest asked for
+   * with a Range), and keep the part when this call fails (the network, an abort) so that the next
+   * goes on. Size and SHA-256 are checked as always; a part that was not this file's beginning is
+   * discarded and the file downloaded whole. Default false: a download starts from nothing.
+   */
+  continuePart?: boolean;
 }
 
 export interface ExportToFileOptions extends DownloadOptions, PostOptions {
@@ -40,13 +47,35 @@ export interface DownloadedExport {
 }
 
 export async function downloadExport(client: SdgClient, id: string, path: string, o: DownloadOptions): Promise<DownloadedExport> {
-  let { data: link } = await client.exportDownload(id, o);
-  const resumesAllowed = o.resumes ?? 5;
+  const { data: link } = await client.exportDownload(id, o);
   // Written beside the target and renamed only once verified: a bad or partial file never takes its name.
   const part = `${path}.part`;
+  let earlier = o.continuePart ? await onDisk(part) : undefined;
+  if (earlier && earlier.have > 0 && typeof link.sizeBytes === 'number' && earlier.have >= link.sizeBytes) {
+    // Complete already (a run stopped before its rename), or longer than the file: kept or discarded.
+    const sha256 = earlier.hash.copy().digest('hex');
+    if (earlier.have === link.sizeBytes && sha256 === link.sha256) {
+      await rename(part, path);
+      return { path, sizeBytes: earlier.have, sha256, export: link };
+    }
+    earlier = undefined;
+  }
   try {
-    let have = 0; // bytes of the file in `part`, in order from its first
-    let hash = createHash('sha256');
+    return await transfer(client, id, path, part, link, o, earlier);
+  } catch (error) {
+    if (!(error instanceof ExportError) || !earlier?.have) throw error;
+    // The part an earlier download left was not the beginning of this file: once more, whole.
+    return transfer(client, id, path, part, link, o, undefined);
+  }
+}
+
+/** Downloads into `part` (after what `from` says it holds), verifies it and renames it to `path`. */
+async function transfer(client: SdgClient, id: string, path: string, part: string, first: ExportDownload, o: DownloadOptions, from: OnDisk | undefined): Promise<DownloadedExport> {
+  let link = first;
+  const resumesAllowed = o.resumes ?? 5;
+  try {
+    let have = from?.have ?? 0; // bytes of the file in `part`, in order from its first
+    let hash = from?.hash ?? createHash('sha256');
     let etag: string | undefined;
     for (let resumes = 0; ; resumes++) {
       // A link that has expired (or is about to) is asked for again: the resume needs a valid one.
@@ -64,8 +93,8 @@ export async function downloadExport(client: SdgClient, id: string, path: string
       }
       if (res.status === 206) {
         // Only the rest of the file begun: anything else is started over.
-        const from = /^bytes (\d+)-\d+\/\d+$/.exec(res.headers.get('content-range') ?? '')?.[1];
-        if (Number(from) !== have) {
+        const start = /^bytes (\d+)-\d+\/\d+$/.exec(res.headers.get('content-range') ?? '')?.[1];
+        if (Number(start) !== have) {
           await res.body?.cancel();
           throw new NetworkError(`Could not resume export ${id}: asked for bytes from ${have}, got ${res.headers.get('content-range') ?? 'no Content-Range'}.`);
         }
@@ -93,7 +122,8 @@ export async function downloadExport(client: SdgClient, id: string, path: string
     await rename(part, path);
     return { path, sizeBytes: bytes, sha256, export: link };
   } catch (error) {
-    await rm(part, { force: true });
+    // With continuePart, what arrived is kept for the next call unless it proved wrong.
+    if (!o.continuePart || error instanceof ExportError) await rm(part, { force: true });
     throw error;
   }
 }
@@ -151,7 +181,12 @@ async function receive(res: Response, part: string, have: number, hash: Hash, to
   return undefined;
 }
 
-async function onDisk(part: string): Promise<{ have: number; hash: Hash }> {
+interface OnDisk {
+  have: number;
+  hash: Hash;
+}
+
+async function onDisk(part: string): Promise<OnDisk> {
   const hash = createHash('sha256');
   let have = 0;
   try {
@@ -160,7 +195,7 @@ async function onDisk(part: string): Promise<{ have: number; hash: Hash }> {
       have += (chunk as Buffer).length;
     }
   } catch (error) {
-    // Cut before the first write opened the file: nothing to keep.
+    // No part (or cut before the first write opened it): nothing to go on from.
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   return { have, hash };

@@ -163,6 +163,14 @@ describe('sdg-client', () => {
     const out = JSON.parse(got.stdout) as { sha256: string; file: string };
     assert.equal(out.sha256, done.sha256);
     assert.equal(createHash('sha256').update(readFileSync(file)).digest('hex'), done.sha256);
+    // A run that stopped part-way left FILE.part: the next goes on from it.
+    const resumed = join(dir, 'resumed.jsonl.gz');
+    const half = Math.floor(readFileSync(file).length / 2);
+    writeFileSync(`${resumed}.part`, readFileSync(file).subarray(0, half));
+    const goOn = await cli(['exports', 'download', queued.id, '-o', resumed], env);
+    assert.equal(goOn.code, 0, goOn.stderr);
+    assert.match(goOn.stderr, new RegExp(`going on from the ${half} bytes in ${resumed.replaceAll('.', '\\.')}\\.part`));
+    assert.equal(createHash('sha256').update(readFileSync(resumed)).digest('hex'), done.sha256);
     assert.equal(badId.code, exitCodes.usage);
     assert.match(badId.stderr, /export's id is a number/);
     assert.equal(unknown.code, exitCodes.notFound);

@@ -5,7 +5,7 @@
 // expired), and gives up after its allowance of resumes without leaving a part file.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -204,6 +204,41 @@ describe('resuming export downloads', () => {
     await assert.rejects(client().c.downloadExport(exportId, path), (e: unknown) => e instanceof NotFoundError);
     assert.equal(existsSync(`${path}.part`), false);
     breakResumes = 0;
+  });
+
+  test('continuePart: a failed call keeps what arrived and the next goes on from it; a wrong or complete part is handled', async () => {
+    const path = join(dir, 'continued.jsonl.gz');
+    proxy.cuts = 1;
+    proxy.afterBodyBytes = 1_200;
+    await assert.rejects(client().c.downloadExport(exportId, path, { resumes: 0, continuePart: true }), NetworkError);
+    const kept = readFileSync(`${path}.part`);
+    assert.equal(kept.length, 1_200);
+    proxy.requests.length = 0;
+    const file = await client().c.downloadExport(exportId, path, { continuePart: true });
+    assert.equal(file.sha256, whole.sha256);
+    assert.equal(existsSync(`${path}.part`), false);
+    const heads = proxy.requests.filter((h) => h.startsWith('GET /downloads/'));
+    assert.equal(heads.length, 1);
+    assert.match(heads[0]!, /^range: bytes=1200-$/im);
+
+    // A part that is not this file's beginning: found out at the end, then the file downloaded whole.
+    const wrong = join(dir, 'wrong-part.jsonl.gz');
+    writeFileSync(`${wrong}.part`, Buffer.alloc(1_000, 7));
+    proxy.requests.length = 0;
+    assert.equal((await client().c.downloadExport(exportId, wrong, { continuePart: true })).sha256, whole.sha256);
+    assert.equal(createHash('sha256').update(readFileSync(wrong)).digest('hex'), whole.sha256);
+    const tries = proxy.requests.filter((h) => h.startsWith('GET /downloads/'));
+    assert.equal(tries.length, 2);
+    assert.match(tries[0]!, /^range: bytes=1000-$/im);
+    assert.doesNotMatch(tries[1]!, /^range:/im);
+
+    // A part already complete (a run stopped before its rename): kept as it is, nothing downloaded.
+    const done = join(dir, 'complete-part.jsonl.gz');
+    writeFileSync(`${done}.part`, readFileSync(path));
+    proxy.requests.length = 0;
+    assert.equal((await client().c.downloadExport(exportId, done, { continuePart: true })).sha256, whole.sha256);
+    assert.equal(proxy.requests.filter((h) => h.startsWith('GET /downloads/')).length, 0);
+    assert.equal(existsSync(`${done}.part`), false);
   });
 
   test('past its allowance of resumes it gives up with a NetworkError and leaves no part file', async () => {

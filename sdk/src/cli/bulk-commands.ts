@@ -1,5 +1,5 @@
 // watchlist add/list/remove, crawl status, export, exports list/show/download: the bulk-export side (all free).
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ExportRecord, WatchlistAddItem } from '../types.js';
 import { contextOf, intOption, usageError, type Context } from './context.js';
@@ -157,17 +157,32 @@ function exportId(id: string): string {
 const recordLine = (e: ExportRecord) =>
   [e.id, e.status, `${e.startDate}..${e.endDate}`, e.tweetCount === null ? '' : `${e.tweetCount} tweets`, e.sizeBytes === null ? '' : `${e.sizeBytes} bytes`, e.completedAt ?? e.createdAt].filter(Boolean).join('\t');
 
-/** Downloads and verifies a completed export, with a progress bar, and says where it went. */
+/**
+ * Downloads and verifies a completed export, with a progress bar, and says where it went. What an
+ * interrupted run left in FILE.part is gone on from, and what a failed one received is kept for the next.
+ */
 async function download(ctx: Context, id: string, output: string | undefined): Promise<void> {
   const path = output ?? `export-${id}.jsonl.gz`;
-  const file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (bar) =>
-    ctx.client.downloadExport(id, path, {
-      onDownloadProgress: (p) => {
-        if (p.totalBytes) bar.setTotal(p.totalBytes);
-        bar.update(p.bytes);
-      },
-    }),
-  );
+  const part = `${path}.part`;
+  const sizeOf = () => stat(part).then((s) => s.size, () => 0);
+  const earlier = await sizeOf();
+  if (earlier > 0) note(`going on from the ${earlier} bytes in ${part}`);
+  let file;
+  try {
+    file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (bar) =>
+      ctx.client.downloadExport(id, path, {
+        continuePart: true,
+        onDownloadProgress: (p) => {
+          if (p.totalBytes) bar.setTotal(p.totalBytes);
+          bar.update(p.bytes);
+        },
+      }),
+    );
+  } catch (error) {
+    const kept = await sizeOf();
+    if (kept > 0) note(`${kept} bytes kept in ${part}; to go on from there: sdg-client exports download ${id} -o ${path}`);
+    throw error;
+  }
   const { data: record } = await ctx.client.getExport(id);
   if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
   say(`${file.path}: ${record.tweetCount} tweets, ${file.sizeBytes} bytes, sha256 ${file.sha256} (verified)\n`);
