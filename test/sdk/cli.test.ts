@@ -138,6 +138,11 @@ describe('sdg-client', () => {
     assert.equal(out.export.status, 'completed');
     assert.equal(out.sha256, createHash('sha256').update(readFileSync(file)).digest('hex'));
     assert.equal(out.sha256, out.export.sha256);
+    assert.doesNotMatch(ex.stderr, /ends after now/);
+    // A range that ends later than now: said, since the export will not be filled in afterwards.
+    const ahead = await cli(['export', '--start', new Date(end.getTime() - 3_600_000).toISOString(), '--end', new Date(end.getTime() + 3_600_000).toISOString(), '-o', join(dir, 'ahead.jsonl.gz')], env);
+    assert.equal(ahead.code, 0, ahead.stderr);
+    assert.match(ahead.stderr, /the range ends after now \(.+\): tweets posted later are not in this export/);
   });
 
   test('exports list, show and download an export by its id, verified; a bad id is a usage error', async () => {

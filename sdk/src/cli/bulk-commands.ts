@@ -106,6 +106,8 @@ export function registerBulkCommands(program: Command): void {
     .action(async (flags: { start: string; end: string; output?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
+      // An export holds what is stored when it runs: a range that ends later is not filled in afterwards.
+      if (Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
       await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
         ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
       );
