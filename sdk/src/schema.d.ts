@@ -301,7 +301,7 @@ export interface paths {
         };
         /**
          * A download link for a completed export: it needs no API key and works until expiresAt.
-         * @description The link is signed and expires (15 minutes by default); ask again for a fresh one. Check the file against sha256. An export that is not completed is 409 export_not_ready (details.status); another account’s export is 404 not_found.
+         * @description The link is signed and expires (15 minutes by default); ask again for a fresh one. Check the file against sha256. The link answers byte ranges (Range: bytes=N-, 206 Partial Content), so an interrupted download resumes from where it stopped, on this link or a fresh one; its ETag is the sha256 in quotes, for If-Range. An export that is not completed is 409 export_not_ready (details.status); another account’s export is 404 not_found.
          *
          *     **Cost:** free (0 credits).
          */

@@ -18,7 +18,7 @@ export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'c
         tags: ['bulk-export'],
         summary: 'A download link for a completed export: it needs no API key and works until expiresAt.',
         description:
-          'The link is signed and expires (15 minutes by default); ask again for a fresh one. Check the file against sha256. An export that is not completed is 409 export_not_ready (details.status); another account’s export is 404 not_found.',
+          'The link is signed and expires (15 minutes by default); ask again for a fresh one. Check the file against sha256. The link answers byte ranges (Range: bytes=N-, 206 Partial Content), so an interrupted download resumes from where it stopped, on this link or a fresh one; its ETag is the sha256 in quotes, for If-Range. An export that is not completed is 409 export_not_ready (details.status); another account’s export is 404 not_found.',
         params: Type.Object({ id: Type.String({ pattern: NumericId.pattern, description: 'the export’s id', examples: ['5764607523034234881'] }) }, { additionalProperties: false }),
         response: { 200: single(DownloadLink, 'The download link.') },
       },
