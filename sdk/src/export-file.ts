@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CallOptions, PostOptions, SdgClient } from './client.js';
 import { apiErrorFrom, ExportError, isAbort, NetworkError, NotFoundError } from './errors.js';
+import { describeError } from './transport.js';
 import type { BodyOf, ExportDownload, ExportRecord } from './types.js';
 
 export interface DownloadProgress {
@@ -108,7 +109,7 @@ async function transfer(client: SdgClient, id: string, path: string, part: strin
       const cut = await receive(res, part, have, hash, totalBytes, o);
       if (!cut) break;
       if (resumes >= resumesAllowed || o.signal?.aborted) {
-        throw new NetworkError(`Could not download export ${id}: the transfer was cut short${resumes ? ` ${resumes + 1} times` : ''}: ${describe(cut.error)}`, { cause: cut.error });
+        throw new NetworkError(`Could not download export ${id}: the transfer was cut short${resumes ? ` ${resumes + 1} times` : ''}: ${describeError(cut.error)}`, { cause: cut.error });
       }
       // What reached the disk is the truth: hash it again from there, and ask for the rest.
       ({ have, hash } = await onDisk(part));
@@ -135,7 +136,7 @@ async function open(client: SdgClient, id: string, url: string, headers: Record<
     res = await client.fetch(url, { headers, signal });
   } catch (error) {
     if (error instanceof NetworkError || isAbort(error)) throw error;
-    throw new NetworkError(`Could not download export ${id}: ${describe(error)}`, { cause: error });
+    throw new NetworkError(`Could not download export ${id}: ${describeError(error)}`, { cause: error });
   }
   if ((res.status !== 200 && res.status !== 206) || !res.body) {
     const text = await res.text();
@@ -200,8 +201,6 @@ async function onDisk(part: string): Promise<OnDisk> {
   }
   return { have, hash };
 }
-
-const describe = (error: unknown) => (error instanceof Error ? (error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message) : String(error));
 
 export async function exportToFile(client: SdgClient, range: BodyOf<'generateExport'>, path: string, o: ExportToFileOptions): Promise<DownloadedExport> {
   const { data: queued } = await client.generateExport(range, o);

@@ -78,7 +78,7 @@ export function retryingFetch(opts: TransportOptions): typeof fetch {
       } catch (error) {
         if (request.signal.aborted) throw error;
         // A connection that failed is retried like a 503: a POST carries its key, so it cannot run twice.
-        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describe(error)}`, { cause: error });
+        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describeError(error)}`, { cause: error });
         const delayMs = retryDelayMs(attempt, undefined, opts.retry);
         opts.onRetry?.({ attempt, delayMs, error, method: request.method, url: request.url });
         await wait(delayMs, request.signal);
@@ -95,7 +95,8 @@ export function retryingFetch(opts: TransportOptions): typeof fetch {
   };
 }
 
-function describe(error: unknown): string {
+/** An error's message with its cause's, for one line. */
+export function describeError(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
     return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
