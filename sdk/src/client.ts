@@ -44,6 +44,12 @@ export interface SdgClientOptions {
   retry?: RetryOptions;
   /** Called before each retry's wait. */
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * How long an attempt waits for the answer's headers (default 60,000 ms; 0: no limit). One that
+   * gets none in time is given up and retried like a dropped connection (a POST keeps its
+   * Idempotency-Key, so it cannot run twice); the body that follows is not timed.
+   */
+  timeoutMs?: number;
 }
 
 export interface CallOptions {
@@ -102,7 +108,7 @@ export class SdgClient {
   constructor(readonly options: SdgClientOptions) {
     if (!options.apiKey) throw new SdgError('SdgClient needs an apiKey.');
     if (!options.baseUrl) throw new SdgError('SdgClient needs a baseUrl.');
-    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry });
+    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry, timeoutMs: options.timeoutMs ?? 60_000 });
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch: this.fetch, headers: { 'x-api-key': options.apiKey } });
   }
 

@@ -32,6 +32,8 @@ export interface TransportOptions {
   fetch: typeof fetch;
   retry: Required<RetryOptions>;
   onRetry?: (event: RetryEvent) => void;
+  /** How long an attempt waits for the answer's headers before it is retried like a dropped connection (0: no limit). */
+  timeoutMs?: number;
   /** Test seam for the waits. */
   sleep?: (ms: number, signal?: AbortSignal | null) => Promise<void>;
 }
@@ -73,16 +75,23 @@ export function retryingFetch(opts: TransportOptions): typeof fetch {
     for (let attempt = 1; ; attempt++) {
       const retriesLeft = attempt <= opts.retry.maxRetries;
       let response: Response;
+      // The attempt's own deadline, for the answer's headers only: a body that follows (a page, an
+      // export file) is not cut by it. A gateway that never answers is then retried, not waited on for ever.
+      const deadline = opts.timeoutMs ? new AbortController() : undefined;
+      const timer = deadline && setTimeout(() => deadline.abort(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
       try {
-        response = await opts.fetch(request.clone());
-      } catch (error) {
-        if (request.signal.aborted) throw error;
+        response = await opts.fetch(deadline ? new Request(request.clone(), { signal: AbortSignal.any([request.signal, deadline.signal]) }) : request.clone());
+      } catch (caught) {
+        if (request.signal.aborted) throw caught;
+        const error = deadline?.signal.aborted ? deadline.signal.reason : caught;
         // A connection that failed is retried like a 503: a POST carries its key, so it cannot run twice.
         if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describeError(error)}`, { cause: error });
         const delayMs = retryDelayMs(attempt, undefined, opts.retry);
         opts.onRetry?.({ attempt, delayMs, error, method: request.method, url: request.url });
         await wait(delayMs, request.signal);
         continue;
+      } finally {
+        clearTimeout(timer);
       }
       if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return response;
       const after = parseRetryAfter(response.headers.get('retry-after'));
