@@ -6,7 +6,7 @@ import { downloadExport, exportToFile, type DownloadOptions, type DownloadedExpo
 import { Paginator, type IterateOptions } from './paginate.js';
 import { metaOf, type Result } from './result.js';
 import type { paths } from './schema.js';
-import { defaultRetry, retryingFetch, type RetryEvent, type RetryOptions } from './transport.js';
+import { DEFAULT_TIMEOUT_MS, defaultRetry, retryingFetch, type RetryEvent, type RetryOptions } from './transport.js';
 import type {
   Account,
   ApiKey,
@@ -47,7 +47,8 @@ export interface SdgClientOptions {
   /**
    * How long an attempt waits for the answer's headers (default 60,000 ms; 0: no limit). One that
    * gets none in time is given up and retried like a dropped connection (a POST keeps its
-   * Idempotency-Key, so it cannot run twice); the body that follows is not timed.
+   * Idempotency-Key, so it cannot run twice); the body that follows is not timed, except that an
+   * export download whose bytes stop coming for this long is resumed.
    */
   timeoutMs?: number;
 }
@@ -108,7 +109,7 @@ export class SdgClient {
   constructor(readonly options: SdgClientOptions) {
     if (!options.apiKey) throw new SdgError('SdgClient needs an apiKey.');
     if (!options.baseUrl) throw new SdgError('SdgClient needs a baseUrl.');
-    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry, timeoutMs: options.timeoutMs ?? 60_000 });
+    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch: this.fetch, headers: { 'x-api-key': options.apiKey } });
   }
 

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CallOptions, PostOptions, SdgClient } from './client.js';
 import { apiErrorFrom, ExportError, isAbort, NetworkError, NotFoundError } from './errors.js';
-import { describeError } from './transport.js';
+import { DEFAULT_TIMEOUT_MS, describeError } from './transport.js';
 import type { BodyOf, ExportDownload, ExportRecord } from './types.js';
 
 export interface DownloadProgress {
@@ -106,7 +106,7 @@ async function transfer(client: SdgClient, id: string, path: string, part: strin
       }
       etag = res.headers.get('etag') ?? etag;
       const totalBytes = link.sizeBytes ?? (res.status === 200 ? Number(res.headers.get('content-length')) || undefined : undefined);
-      const cut = await receive(res, part, have, hash, totalBytes, o);
+      const cut = await receive(res, part, have, hash, totalBytes, client.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, o);
       if (!cut) break;
       if (resumes >= resumesAllowed || o.signal?.aborted) {
         throw new NetworkError(`Could not download export ${id}: the transfer was cut short${resumes ? ` ${resumes + 1} times` : ''}: ${describeError(cut.error)}`, { cause: cut.error });
@@ -154,18 +154,26 @@ async function open(client: SdgClient, id: string, url: string, headers: Record<
 /**
  * Streams the answer's body after the `have` bytes already in `part`, hashing it. Resolves undefined
  * when the body ended with the file complete as far as its record tells, or `{ error }` when the
- * transfer was cut short (the connection failed mid-body, or the body ended early): resumable. A
- * failure to write, or an abort, rejects.
+ * transfer was cut short (the connection failed mid-body, no bytes came for `stallMs`, or the body
+ * ended early): resumable. A failure to write, or an abort, rejects.
  */
-async function receive(res: Response, part: string, have: number, hash: Hash, totalBytes: number | undefined, o: DownloadOptions): Promise<{ error: unknown } | undefined> {
+async function receive(res: Response, part: string, have: number, hash: Hash, totalBytes: number | undefined, stallMs: number, o: DownloadOptions): Promise<{ error: unknown } | undefined> {
   let bytes = have;
   let readError: unknown;
   const source = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
   source.once('error', (error) => {
     readError ??= error;
   });
+  // A body that stops coming (a connection dropped without a word) is a cut too, after stallMs.
+  let stall: NodeJS.Timeout | undefined;
+  const arm = () => {
+    if (!stallMs) return;
+    clearTimeout(stall);
+    stall = setTimeout(() => source.destroy(new Error(`no bytes for ${stallMs} ms`)), stallMs);
+  };
   const tap = new Transform({
     transform(chunk: Buffer, _enc, done) {
+      arm();
       hash.update(chunk);
       bytes += chunk.length;
       o.onDownloadProgress?.({ bytes, totalBytes });
@@ -173,10 +181,13 @@ async function receive(res: Response, part: string, have: number, hash: Hash, to
     },
   });
   try {
+    arm();
     await pipeline(source, tap, createWriteStream(part, { flags: have > 0 ? 'a' : 'w' }), { signal: o.signal });
   } catch (error) {
     if (readError === undefined || o.signal?.aborted) throw error;
     return { error: readError };
+  } finally {
+    clearTimeout(stall);
   }
   if (totalBytes !== undefined && bytes < totalBytes) return { error: new Error(`the body ended after ${bytes} of ${totalBytes} bytes`) };
   return undefined;

@@ -38,6 +38,9 @@ export interface TransportOptions {
   sleep?: (ms: number, signal?: AbortSignal | null) => Promise<void>;
 }
 
+/** How long an attempt waits for an answer's headers (and a download for its next bytes) by default. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
 export const defaultRetry: Required<RetryOptions> = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.2, statuses: [429, 503] };
 
 export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {

@@ -1,8 +1,8 @@
 // Downloads that are cut short: the SDK resumes from the byte it reached with a Range request
 // (If-Range on the file's ETag) against the real gateway, through a TCP proxy that drops the
-// connection mid-body, and still verifies size and SHA-256; it starts over when the server answers
-// the whole file, asks for a fresh link when the one it holds is expiring (or the server says it
-// expired), and gives up after its allowance of resumes without leaving a part file.
+// connection mid-body (or stops sending), and still verifies size and SHA-256; it starts over when
+// the server answers the whole file, asks for a fresh link when the one it holds is expiring (or the
+// server says it expired), and gives up after its allowance of resumes without leaving a part file.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +16,8 @@ import { startGateway, type Gateway } from './gateway.js';
 /** A TCP proxy to the gateway that, while `cuts` > 0, drops a download's connection `afterBodyBytes` into its body. */
 class CuttingProxy {
   cuts = 0;
+  /** Like cuts, but the connection stays open and silent (a link dead without a word). */
+  stalls = 0;
   afterBodyBytes = 0;
   /** The head of every request that went through (method, path, headers). */
   readonly requests: string[] = [];
@@ -24,6 +26,7 @@ class CuttingProxy {
     this.server = createServer((client) => {
       const upstream = createConnection(this.target, '127.0.0.1');
       let cut = false;
+      let stall = false;
       let response = Buffer.alloc(0);
       let bodyStart = -1;
       client.on('data', (chunk: Buffer) => {
@@ -32,8 +35,11 @@ class CuttingProxy {
         if (/^[A-Z]+ \//.test(text)) {
           const head = text.split('\r\n\r\n')[0]!;
           this.requests.push(head);
-          cut = head.startsWith('GET /downloads/') && this.cuts > 0;
-          if (cut) this.cuts--;
+          const download = head.startsWith('GET /downloads/');
+          stall = download && this.cuts === 0 && this.stalls > 0;
+          cut = download && (this.cuts > 0 || stall);
+          if (stall) this.stalls--;
+          else if (cut) this.cuts--;
           response = Buffer.alloc(0);
           bodyStart = -1;
         }
@@ -52,7 +58,9 @@ class CuttingProxy {
         // The bytes up to the cut are delivered and read before the connection drops, as when a
         // link fails mid-transfer (a drop in the same instant could also lose what was in flight).
         upstream.destroy();
-        client.write(response.subarray(0, limit), () => setTimeout(() => client.destroy(), 50));
+        client.write(response.subarray(0, limit), () => {
+          if (!stall) setTimeout(() => client.destroy(), 50);
+        });
       });
       upstream.on('end', () => client.end());
       const drop = () => {
@@ -156,6 +164,20 @@ describe('resuming export downloads', () => {
     // Progress counts the file, not the transfers: it never goes back and ends at the size.
     assert.ok(progress.every((p, i) => i === 0 || p.bytes >= progress[i - 1]!.bytes));
     assert.deepEqual(progress.at(-1), { bytes: whole.size, totalBytes: whole.size });
+  });
+
+  test('a body that stops coming without the connection closing is resumed once no bytes came for timeoutMs', async () => {
+    proxy.stalls = 1;
+    proxy.afterBodyBytes = 900;
+    proxy.requests.length = 0;
+    const c = new SdgClient({ apiKey, baseUrl: g.url, fetch: viaProxy, retry: { baseDelayMs: 5 }, timeoutMs: 300 });
+    const started = Date.now();
+    const file = await c.downloadExport(exportId, join(dir, 'stalled.jsonl.gz'));
+    assert.equal(file.sha256, whole.sha256);
+    assert.ok(Date.now() - started >= 300);
+    const heads = proxy.requests.filter((h) => h.startsWith('GET /downloads/'));
+    assert.equal(heads.length, 2);
+    assert.match(heads[1]!, /^range: bytes=900-$/im);
   });
 
   test('a server that answers the whole file again is read from the start, still verified', async () => {
