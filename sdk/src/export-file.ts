@@ -65,8 +65,9 @@ export async function downloadExport(client: SdgClient, id: string, path: string
     return await transfer(client, id, path, part, link, o, earlier);
   } catch (error) {
     if (!(error instanceof ExportError) || !earlier?.have) throw error;
-    // The part an earlier download left was not the beginning of this file: once more, whole.
-    return transfer(client, id, path, part, link, o, undefined);
+    // The part an earlier download left was not the beginning of this file: once more, whole (on a
+    // fresh link: the first may have expired during the transfer).
+    return transfer(client, id, path, part, (await client.exportDownload(id, o)).data, o, undefined);
   }
 }
 
