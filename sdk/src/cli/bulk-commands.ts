@@ -107,7 +107,7 @@ export function registerBulkCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
       // An export holds what is stored when it runs: a range that ends later is not filled in afterwards.
-      if (Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
+      if (!ctx.out.json && Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
       await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
         ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
       );
@@ -152,7 +152,7 @@ export function registerBulkCommands(program: Command): void {
 }
 
 function exportId(id: string): string {
-  if (!/^[0-9]{1,20}$/.test(id)) throw usageError(`An export's id is a number; got ${id}.`);
+  if (!/^[0-9]{1,19}$/.test(id)) throw usageError(`An export's id is a number; got ${id}.`);
   return id;
 }
 
@@ -168,7 +168,7 @@ async function download(ctx: Context, id: string, output: string | undefined): P
   const part = `${path}.part`;
   const sizeOf = () => stat(part).then((s) => s.size, () => 0);
   const earlier = await sizeOf();
-  if (earlier > 0) note(`going on from the ${earlier} bytes in ${part}`);
+  if (earlier > 0 && !ctx.out.json) note(`going on from the ${earlier} bytes in ${part}`);
   let file;
   try {
     file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (bar) =>
@@ -182,7 +182,7 @@ async function download(ctx: Context, id: string, output: string | undefined): P
     );
   } catch (error) {
     const kept = await sizeOf();
-    if (kept > 0) note(`${kept} bytes kept in ${part}; to go on from there: sdg-client exports download ${id} -o ${path}`);
+    if (kept > 0 && !ctx.out.json) note(`${kept} bytes kept in ${part}; to go on from there: sdg-client exports download ${id} -o ${path}`);
     throw error;
   }
   const { data: record } = await ctx.client.getExport(id);
