@@ -1,5 +1,6 @@
 // timeline, retweeters: lists to JSON Lines (a file or stdout); profile, tweet, community, wallet: one record as JSON or text.
 import type { Command } from 'commander';
+import { SdgError } from '../errors.js';
 import type { Paginator } from '../paginate.js';
 import { contextOf, intOption, type Context } from './context.js';
 import { creditsNote, Lines, note, printJson, say, withBar, withNextCursor } from './output.js';
@@ -26,8 +27,9 @@ async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what
       }
     });
   } catch (error) {
-    // Every item of the pages fetched was written: the next page is where to go on.
-    const from = list.pages > 0 ? list.nextCursor : flags.cursor;
+    // A page refused or out of reach (not a failed write): every item of the pages fetched was
+    // written, and the next page is where to go on.
+    const from = error instanceof SdgError ? (list.pages > 0 ? list.nextCursor : flags.cursor) : undefined;
     if (from) {
       if (!ctx.out.json) note(`stopped after ${lines.count} ${what} (${list.pages} pages, ${list.creditsCharged} credits); to go on from there, run the same command with --cursor ${from}`);
       throw withNextCursor(error, from);
