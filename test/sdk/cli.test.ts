@@ -188,6 +188,10 @@ describe('sdg-client', () => {
     const first = await cli(['timeline', g.sample.userIds[4]!, '-o', file], { ...env, SDG_API_KEY: poor.apiKey });
     assert.equal(first.code, exitCodes.credits, first.stderr);
     const hint = /stopped after 200 tweets \(2 pages, 200 credits\); to go on from there, run the same command with --cursor (\S+)/.exec(first.stderr);
+    // Given by @username, the hint names the id, whose lookup is not paid again.
+    const byName = await cli(['timeline', `@${g.sample.usernames[4]}`, '-o', join(dir, 'by-name.jsonl')], { ...env, SDG_API_KEY: (await g.account({ credits: 300 })).apiKey });
+    assert.equal(byName.code, exitCodes.credits, byName.stderr);
+    assert.ok(byName.stderr.includes(`run the same command (with ${g.sample.userIds[4]} for @${g.sample.usernames[4]}, not to pay for its lookup again) with --cursor`), byName.stderr);
     assert.ok(hint, first.stderr);
     assert.equal(jsonLines(readFileSync(file, 'utf8')).length, 200);
     // Under --json the cursor is in the error's JSON.

@@ -16,7 +16,7 @@ interface ListFlags {
  * cut short by an error (credits run out, the gateway unreachable) says the cursor to continue
  * from, so the pages already paid for are not bought again; with --cursor the output file is added to.
  */
-async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string): Promise<void> {
+async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string, instead?: string): Promise<void> {
   const lines = new Lines(flags.output, flags.cursor !== undefined);
   const max = intOption('--max', flags.max);
   try {
@@ -31,7 +31,7 @@ async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what
     // written, and the next page is where to go on.
     const from = error instanceof SdgError ? (list.pages > 0 ? list.nextCursor : flags.cursor) : undefined;
     if (from) {
-      if (!ctx.out.json) note(`stopped after ${lines.count} ${what} (${list.pages} pages, ${list.creditsCharged} credits); to go on from there, run the same command with --cursor ${from}`);
+      if (!ctx.out.json) note(`stopped after ${lines.count} ${what} (${list.pages} pages, ${list.creditsCharged} credits); to go on from there, run the same command${instead ? ` (${instead})` : ''} with --cursor ${from}`);
       throw withNextCursor(error, from);
     }
     throw error;
@@ -74,7 +74,8 @@ export function registerSocialCommands(program: Command): void {
         maxItems: max,
         ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}),
       });
-      await drain(ctx, list, flags, 'tweets');
+      // The username's lookup costs credits again: the hint names the id instead.
+      await drain(ctx, list, flags, 'tweets', userId === user ? undefined : `with ${userId} for ${user}, not to pay for its lookup again`);
     });
 
   program
