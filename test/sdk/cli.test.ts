@@ -181,6 +181,29 @@ describe('sdg-client', () => {
     assert.equal(unknown.code, exitCodes.notFound);
   });
 
+  test('exports download of an export not done yet: a conflict (exit 8), or with --wait, waits and downloads', async () => {
+    const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
+    const end = new Date();
+    await g.stopJobs();
+    let waited: Promise<Run> | undefined;
+    try {
+      const { data: queued } = await client.generateExport({ startDate: new Date(end.getTime() - 3_600_000).toISOString(), endDate: end.toISOString() });
+      const early = await cli(['exports', 'download', queued.id, '-o', join(dir, 'early.jsonl.gz')], env);
+      assert.equal(early.code, exitCodes.conflict, early.stderr);
+      assert.match(early.stderr, /export_not_ready/);
+      waited = cli(['exports', 'download', queued.id, '--wait', '-o', join(dir, 'waited.jsonl.gz'), '--json'], env);
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal((await client.getExport(queued.id)).data.status, 'queued', 'still waiting while no worker runs');
+    } finally {
+      await g.startJobs();
+    }
+    const r = await waited!;
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { sha256: string; export: { status: string } };
+    assert.equal(out.export.status, 'completed');
+    assert.equal(createHash('sha256').update(readFileSync(join(dir, 'waited.jsonl.gz'))).digest('hex'), out.sha256);
+  });
+
   test('a list cut short by an error says where to go on; --cursor goes on from there and adds to the file', async () => {
     // Credits for two pages of 100: the third page is refused (402).
     const poor = await g.account({ credits: 200 });

@@ -108,9 +108,7 @@ export function registerBulkCommands(program: Command): void {
       const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
       // An export holds what is stored when it runs: a range that ends later is not filled in afterwards.
       if (!ctx.out.json && Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
-      await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
-        ctx.client.waitForExport(queued.id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
-      );
+      await waitFor(ctx, queued.id);
       await download(ctx, queued.id, flags.output);
     });
 
@@ -146,9 +144,19 @@ export function registerBulkCommands(program: Command): void {
     .description('download a completed export and verify its size and SHA-256 (a transfer cut short resumes)')
     .argument('<id>', "the export's id")
     .option('-o, --output <file>', 'where to save the gzip JSON Lines file (default export-<id>.jsonl.gz)')
-    .action(async (id: string, flags: { output?: string }, cmd: Command) => {
-      await download(contextOf(cmd), exportId(id), flags.output);
+    .option('--wait', 'first wait for the export to complete (one still queued or running is otherwise a conflict, exit code 8)')
+    .action(async (id: string, flags: { output?: string; wait?: boolean }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      if (flags.wait) await waitFor(ctx, exportId(id));
+      await download(ctx, exportId(id), flags.output);
     });
+}
+
+/** Waits for an export to complete (ExportError if it failed), with a progress line. */
+async function waitFor(ctx: Context, id: string): Promise<void> {
+  await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
+    ctx.client.waitForExport(id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
+  );
 }
 
 function exportId(id: string): string {
