@@ -112,7 +112,7 @@ const codeMeaning: Record<ErrorCode, string> = {
   export_expired: 'the export’s file was removed under the retention policy (details.expiredAt); generate it again',
   payload_too_large: 'the body is larger than 1 MiB',
   unsupported_media_type: 'the body is not sent as application/json',
-  range_not_satisfiable: 'the Range header asks for bytes past the end of the file (Content-Range gives its size)',
+  range_not_satisfiable: 'the Range header asks for bytes outside the file (Content-Range gives its size)',
   rate_limited: 'too many requests; wait Retry-After seconds (details.scope says which limit)',
   internal_error: 'a fault of the gateway; retrying is safe',
   service_unavailable: 'the gateway cannot use its storage right now (a database restarting, a full disk); retry after Retry-After seconds',

@@ -227,7 +227,7 @@ const errorMessages: Record<ErrorCode, [message: string, details?: Json]> = {
   export_expired: ['Export 5764607523034234881 has expired: its file was removed under the retention policy, and only its record is kept. Generate the export again.', { expiredAt: '2025-02-08T00:00:00.000Z' }],
   payload_too_large: ['The body is larger than 1 MiB.'],
   unsupported_media_type: ['Send the body as JSON with Content-Type: application/json.'],
-  range_not_satisfiable: ['The file has 48213 bytes; the range asked for starts past its end.', { sizeBytes: 48213 }],
+  range_not_satisfiable: ['The file has 48213 bytes; the range asked for lies outside it.', { sizeBytes: 48213 }],
   rate_limited: ['Rate limit of 600 requests a minute reached; retry in 12 s.', { scope: 'key', retryAfterSeconds: 12 }],
   internal_error: ['Something went wrong on our side; the call was not charged. Please retry.'],
   service_unavailable: ['The gateway cannot use its storage right now; the call was not charged. Retry in a few seconds.'],

@@ -37,7 +37,7 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       const size = info.sizeBytes;
       const choice = chooseRange({ method: request.method, range: request.headers.range, ifRange: oneHeader(request.headers['if-range']) }, size, validators);
       if (choice.kind === 'unsatisfiable') {
-        throw new AppError('range_not_satisfiable', `The file has ${size} bytes; the range asked for starts past its end.`, { sizeBytes: size }, { 'content-range': `bytes */${size}` });
+        throw new AppError('range_not_satisfiable', `The file has ${size} bytes; the range asked for lies outside it.`, { sizeBytes: size }, { 'content-range': `bytes */${size}` });
       }
       const range = choice.kind === 'part' ? choice.range : undefined;
       const file = deps.bulk.objects.createReadStream(key, range);
