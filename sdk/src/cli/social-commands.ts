@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { SdgError } from '../errors.js';
 import type { Paginator } from '../paginate.js';
+import type { Result } from '../result.js';
 import { contextOf, intOption, type Context } from './context.js';
 import { creditsNote, Lines, note, printJson, say, withBar, withNextCursor } from './output.js';
 
@@ -41,6 +42,13 @@ async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what
   const summary = { count: lines.count, pages: list.pages, creditsCharged: list.creditsCharged, creditsRemaining: list.creditsRemaining ?? null, file: flags.output ?? null };
   if (ctx.out.json && flags.output) printJson(summary);
   else if (!ctx.out.json) note(`${lines.count} ${what} in ${list.pages} pages${flags.output ? ` to ${flags.output}` : ''}; ${list.creditsCharged} credits charged${list.creditsRemaining !== undefined ? `, ${list.creditsRemaining} left` : ''}`);
+}
+
+/** One record: its JSON under --json, else its text and the credits on stderr. */
+function printOne<T>(ctx: Context, r: Result<T>, text: (data: T) => string): void {
+  if (ctx.out.json) return printJson(r.data);
+  say(text(r.data));
+  creditsNote(ctx.out, r.credits);
 }
 
 const isId = (s: string) => /^[0-9]{1,19}$/.test(s);
@@ -98,15 +106,14 @@ export function registerSocialCommands(program: Command): void {
     .argument('<username>', 'handle, with or without @')
     .action(async (username: string, _flags: object, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const r = await ctx.client.userByUsername(username.replace(/^@/, ''));
-      if (ctx.out.json) return printJson(r.data);
-      const p = r.data;
-      say(
-        `@${p.username} (${p.name}), id ${p.id}${p.protected ? ', protected' : ''}\n` +
+      printOne(
+        ctx,
+        await ctx.client.userByUsername(username.replace(/^@/, '')),
+        (p) =>
+          `@${p.username} (${p.name}), id ${p.id}${p.protected ? ', protected' : ''}\n` +
           `${p.metrics.followers} followers, ${p.metrics.following} following, ${p.metrics.tweets} tweets\n` +
           (p.description ? `${p.description}\n` : ''),
       );
-      creditsNote(ctx.out, r.credits);
     });
 
   program
@@ -115,12 +122,7 @@ export function registerSocialCommands(program: Command): void {
     .argument('<id>', 'numeric tweet id')
     .action(async (id: string, _flags: object, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const r = await ctx.client.tweet(id);
-      if (ctx.out.json) return printJson(r.data);
-      const t = r.data;
-      const m = t.metrics;
-      say(`${t.id} by ${t.authorId} at ${t.createdAt}\n${t.text}\n${m.likes} likes, ${m.retweets} retweets, ${m.replies} replies, ${m.quotes} quotes\n${t.url}\n`);
-      creditsNote(ctx.out, r.credits);
+      printOne(ctx, await ctx.client.tweet(id), ({ metrics: m, ...t }) => `${t.id} by ${t.authorId} at ${t.createdAt}\n${t.text}\n${m.likes} likes, ${m.retweets} retweets, ${m.replies} replies, ${m.quotes} quotes\n${t.url}\n`);
     });
 
   program
@@ -129,11 +131,7 @@ export function registerSocialCommands(program: Command): void {
     .argument('<id>', 'numeric community id')
     .action(async (id: string, _flags: object, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const r = await ctx.client.community(id);
-      if (ctx.out.json) return printJson(r.data);
-      const c = r.data;
-      say(`${c.name}, id ${c.id}, ${c.access}, ${c.memberCount} members\n${c.description ? `${c.description}\n` : ''}`);
-      creditsNote(ctx.out, r.credits);
+      printOne(ctx, await ctx.client.community(id), (c) => `${c.name}, id ${c.id}, ${c.access}, ${c.memberCount} members\n${c.description ? `${c.description}\n` : ''}`);
     });
 
   program
@@ -143,10 +141,6 @@ export function registerSocialCommands(program: Command): void {
     .option('--chain <name>', "a configured chain (default: the gateway's default chain)")
     .action(async (address: string, flags: { chain?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const r = await ctx.client.walletBalance(address, flags.chain ? { chain: flags.chain } : {});
-      if (ctx.out.json) return printJson(r.data);
-      const w = r.data;
-      say(`${w.formatted} ${w.symbol} on ${w.chain} at block ${w.blockNumber}\n`);
-      creditsNote(ctx.out, r.credits);
+      printOne(ctx, await ctx.client.walletBalance(address, flags.chain ? { chain: flags.chain } : {}), (w) => `${w.formatted} ${w.symbol} on ${w.chain} at block ${w.blockNumber}\n`);
     });
 }
