@@ -106,10 +106,14 @@ export class SdgClient {
   /** The retrying fetch without the API key (export download links need none). */
   readonly fetch: typeof fetch;
 
+  /** The per-attempt deadline in effect (options.timeoutMs, or the default). */
+  readonly timeoutMs: number;
+
   constructor(readonly options: SdgClientOptions) {
     if (!options.apiKey) throw new SdgError('SdgClient needs an apiKey.');
     if (!options.baseUrl) throw new SdgError('SdgClient needs a baseUrl.');
-    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry, timeoutMs: this.timeoutMs });
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch: this.fetch, headers: { 'x-api-key': options.apiKey } });
   }
 

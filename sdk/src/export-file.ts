@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CallOptions, PostOptions, SdgClient } from './client.js';
 import { apiErrorFrom, ExportError, isAbort, NetworkError, NotFoundError } from './errors.js';
-import { DEFAULT_TIMEOUT_MS, describeError } from './transport.js';
+import { describeError } from './transport.js';
 import type { BodyOf, ExportDownload, ExportRecord } from './types.js';
 
 export interface DownloadProgress {
@@ -107,7 +107,7 @@ async function transfer(client: SdgClient, id: string, path: string, part: strin
       }
       etag = res.headers.get('etag') ?? etag;
       const totalBytes = link.sizeBytes ?? (res.status === 200 ? Number(res.headers.get('content-length')) || undefined : undefined);
-      const cut = await receive(res, part, have, hash, totalBytes, client.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, o);
+      const cut = await receive(res, part, have, hash, totalBytes, client.timeoutMs, o);
       if (!cut) break;
       if (resumes >= resumesAllowed || o.signal?.aborted) {
         throw new NetworkError(`Could not download export ${id}: the transfer was cut short${resumes ? ` ${resumes + 1} times` : ''}: ${describeError(cut.error)}`, { cause: cut.error });
