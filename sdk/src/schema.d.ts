@@ -2122,7 +2122,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description a label of your choice, to tell keys apart */
+                    /** @description a label of your choice, to tell keys apart: not blank, no control characters */
                     name?: string;
                 };
             };

@@ -158,11 +158,19 @@ export const NUMERIC_ID_PATTERN = '^[0-9]{1,19}$';
 /** X handles are [A-Za-z0-9_]{1,15}; Bluesky handles are domain names. Both fit this; '@' does not. */
 export const HANDLE_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$';
 
+/**
+ * A label a caller names something with (an API key's name): not blank, no control characters. It is
+ * shown back in lists, the dashboard and both command lines, and a terminal acts on escape sequences;
+ * the operator's `sdg` refuses the same (src/cli/output.ts).
+ */
+export const LABEL_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$';
+
 /** What a value failing one of the patterns above must be, in words (a 400's message, error-handler.ts). */
 export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   [NUMERIC_ID_PATTERN, 'must be a numeric id of 1 to 19 digits'],
   [HANDLE_PATTERN, 'must be a handle without the at-sign: letters, digits, _ . and - (at most 253 characters)'],
   [ADDRESS_PATTERN, 'must be an address: 0x and 40 hexadecimal digits'],
+  [LABEL_PATTERN, 'must not be blank or hold control characters'],
 ]);
 
 export const NumericId = Type.String({ pattern: NUMERIC_ID_PATTERN, description: 'numeric id', examples: ['1849284729384756102'] });

@@ -95,6 +95,27 @@ for (const backend of backends()) {
       assert.equal(errorOf(big).code, 'payload_too_large');
     });
 
+    test('a key name that is blank or holds control characters is refused, and nothing is made', async () => {
+      const headers = { 'x-api-key': a.apiKey };
+      const before = await h.app.inject({ url: '/api/v1/api-keys', headers });
+      const count = json<{ items: unknown[] }>(before).items.length;
+      for (const name of ['   ', 'ci\u001b[2J', 'line\nbreak', 'tab\there', 'c1\u0085', 'nul\u0000']) {
+        const res = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name } });
+        assert.equal(res.statusCode, 400, JSON.stringify(name));
+        const e = errorOf(res);
+        assert.equal(e.code, 'invalid_request');
+        assert.match(JSON.stringify(e.details), /body\.name/);
+        // A NUL is refused earlier, for every text field, with its own words.
+        assert.match(e.message, name.includes('\u0000') ? /NUL/ : /must not be blank or hold control characters/);
+      }
+      const after = await h.app.inject({ url: '/api/v1/api-keys', headers });
+      assert.equal(json<{ items: unknown[] }>(after).items.length, count);
+      // Spaces inside, accents and emoji are a name like any other.
+      const ok = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: ' naïve build 🚀 ' } });
+      assert.equal(ok.statusCode, 201);
+      assert.equal(json<{ data: { name: string } }>(ok).data.name, ' naïve build 🚀 ');
+    });
+
     test('plans list the configured plans', async () => {
       const res = await h.app.inject({ url: '/api/v1/payments/plans', headers: { 'x-api-key': a.apiKey } });
       assert.equal(res.statusCode, 200);

@@ -4,7 +4,7 @@ import { assertKeyRoom, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
-import { PageQuery, paginated, single } from '../../http/schemas.js';
+import { LABEL_PATTERN, PageQuery, paginated, single } from '../../http/schemas.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 
 export const NewApiKey = Type.Object({
@@ -24,7 +24,7 @@ export const ApiKeyView = Type.Object({
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 }, { title: 'ApiKey' });
 const CreateBody = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a label of your choice, to tell keys apart' })) },
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: LABEL_PATTERN, description: 'a label of your choice, to tell keys apart: not blank, no control characters' })) },
   { additionalProperties: false, examples: [{ name: 'ci' }] },
 );
 
