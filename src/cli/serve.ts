@@ -24,7 +24,9 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   if (cluster && worker) config = { ...config, roles: cluster.clusterWorkerRoles(config) };
   // A cluster worker's primary has run the migrations.
   const deps = await buildDeps(config, { migrate: !worker });
-  const app = await buildApp(deps, opts.logStream ? { logger: { stream: opts.logStream } } : {});
+  // A process without the API serves only its health and metrics, and only on METRICS_PORT.
+  const systemOnly = !config.roles.includes('api');
+  const app = await buildApp(deps, { systemOnly, ...(opts.logStream ? { logger: { stream: opts.logStream } } : {}) });
   deps.rateLimiter.onHealthChange?.((reachable, err) => {
     if (reachable) app.log.info('Redis is reachable again: rate limits are shared between processes again');
     else app.log.warn({ err }, 'Redis cannot be reached: each process limits calls on its own until it is back');
@@ -43,6 +45,9 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
     await app.listen({ host: config.host, port: config.port });
     const sweeper = startLeaseSweeper(deps.meter, { everyMs: config.credits.sweepSeconds * 1000, onError: (err) => app.log.warn({ err }, 'credit lease sweep failed') });
     stops.push(async () => sweeper.stop());
+  } else if (config.metricsPort !== undefined) {
+    await app.listen({ host: config.host, port: config.metricsPort });
+    app.log.info({ port: (app.server.address() as { port: number }).port }, 'serving /healthz, /readyz and /metrics (METRICS_PORT)');
   }
   if (config.roles.includes('worker') || config.roles.includes('scheduler')) {
     const background = await startBackground(deps, { log: app.log });

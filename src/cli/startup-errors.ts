@@ -42,7 +42,7 @@ function where(databaseUrl: string): string {
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
 
-export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 'port' | 'dataDir' | 'databaseUrl' | 'exports'> | undefined): string | undefined {
+export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 'port' | 'metricsPort' | 'dataDir' | 'databaseUrl' | 'exports'> | undefined): string | undefined {
   if (!config) return undefined;
   for (const e of chain(err)) {
     if (e instanceof SchemaNewerError) {
@@ -56,8 +56,10 @@ export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 
     const message = typeof e.message === 'string' ? e.message : '';
     // 'bind': the same error in a cluster worker, whose primary listens for it.
     if (e.syscall === 'listen' || e.syscall === 'bind') {
-      if (code === 'EADDRINUSE') return `PORT ${config.port} is already in use on ${config.host}: stop the program that holds it, or set PORT to a free port.`;
-      if (code === 'EACCES') return `PORT ${config.port} needs privileges this user does not have: set PORT to 1024 or above (and put a proxy in front).`;
+      // A worker or scheduler listens on METRICS_PORT only (serve.ts); the error names the port.
+      const [name, port] = config.metricsPort !== undefined && config.metricsPort !== config.port && e.port === config.metricsPort ? ['METRICS_PORT', config.metricsPort] : ['PORT', config.port];
+      if (code === 'EADDRINUSE') return `${name} ${port} is already in use on ${config.host}: stop the program that holds it, or set ${name} to a free port.`;
+      if (code === 'EACCES') return `${name} ${port} needs privileges this user does not have: set ${name} to 1024 or above (and put a proxy in front).`;
       if (code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (127.0.0.1, 0.0.0.0).`;
     }
     if (config.databaseUrl) {

@@ -42,6 +42,11 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
   metricsToken: string | undefined;
+  /**
+   * METRICS_PORT: where a process without the api role (a worker, a scheduler) serves /healthz,
+   * /readyz and /metrics; unset, it serves nothing. An API process serves them on PORT.
+   */
+  metricsPort: number | undefined;
   source: {
     kind: 'demo' | 'x' | 'bluesky';
     demo: { seed: number; userCount: number; latencyMs: number; faultRate: number; rateLimitPerMinute: number };
@@ -153,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     allowedHosts: allowedHosts(env),
     metricsToken: metricsToken(env),
+    metricsPort: env['METRICS_PORT'] === undefined || env['METRICS_PORT'] === '' ? undefined : num(env, 'METRICS_PORT', 0, { min: 0, max: 65535, integer: true }),
     authFailuresPerMinute: num(env, 'AUTH_FAILURES_PER_MINUTE', 60, { integer: true, min: 1, max: 1_000_000 }),
     source: {
       kind: sourceKind,

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newRequestId } from '../domain/ids.js';
 import { AppError } from '../errors/app-error.js';
 import { registerRoutes } from '../routes/index.js';
+import { registerHealthRoutes } from '../routes/system/health.js';
 import { answered } from './answered.js';
 import { authHook } from './auth-hook.js';
 import type { App } from './types.js';
@@ -29,6 +30,8 @@ export interface AppOptions {
   validateResponses?: boolean;
   /** Tests: compile every request validator and response serializer when the app is ready (they are otherwise compiled on first use). */
   compileSchemasAtReady?: boolean;
+  /** Only /healthz, /readyz, /metrics and /openapi.json: what a worker or scheduler serves on METRICS_PORT. */
+  systemOnly?: boolean;
   /** `false`: no logs (tests); otherwise our logger, with this level and destination if given. */
   logger?: false | { level?: string; stream?: DestinationStream };
 }
@@ -156,12 +159,15 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
 
   await app.register(swagger, openapiOptions(deps.config));
   // Swagger UI, in an instance of its own built on the first request for it (docs-app.ts).
-  const docs = lazyDocs(() => app.swagger() as ReturnType<Parameters<typeof lazyDocs>[0]>);
-  for (const url of ['/docs', '/docs/*']) app.get(url, { schema: { hide: true }, logLevel: 'warn' }, docs.handler);
-  app.addHook('onClose', () => docs.close());
+  if (!opts.systemOnly) {
+    const docs = lazyDocs(() => app.swagger() as ReturnType<Parameters<typeof lazyDocs>[0]>);
+    for (const url of ['/docs', '/docs/*']) app.get(url, { schema: { hide: true }, logLevel: 'warn' }, docs.handler);
+    app.addHook('onClose', () => docs.close());
+  }
 
   // Public routes' payloads and every error envelope are checked here; keyed routes in `metered`.
   if (opts.validateResponses) app.addHook('preSerialization', responseValidationHook());
-  registerRoutes(app, deps);
+  if (opts.systemOnly) registerHealthRoutes(app, deps);
+  else registerRoutes(app, deps);
   return app;
 }

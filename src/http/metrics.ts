@@ -2,6 +2,8 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { Histogram, type Sample } from '../domain/histogram.js';
 import type { MeterStats } from '../credits/meter-stats.js';
 import type { RateLimitStats } from '../ratelimit/rate-limiter.js';
+import { JOB_OUTCOMES, JobStats } from '../jobs/job-stats.js';
+import type { Backlog } from '../jobs/job-backlog.js';
 
 export interface Metrics {
   registry: Registry;
@@ -9,16 +11,21 @@ export interface Metrics {
   http: RequestMetrics;
   /** sdg_credits_charged_total, per route. */
   creditsCharged: RouteCounter;
+  /** sdg_jobs_*: what this process's worker and scheduler did (see watchJobs). */
+  jobs: JobStats;
 }
 
 /** A registry per app (not prom-client's global one), so tests can build several apps in one process. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const jobs = new JobStats();
+  watchJobs(registry, jobs);
   return {
     registry,
     http: new RequestMetrics(registry),
     creditsCharged: new RouteCounter(registry, 'sdg_credits_charged_total', 'Credits charged for successful calls'),
+    jobs,
   };
 }
 
@@ -131,4 +138,44 @@ export function watchRateLimiter(registry: Registry, stats: RateLimitStats): voi
   );
   collected(registry, 'sdg_rate_limit_redis_calls_total', 'Script calls to Redis (one for the requests of an event-loop turn that no lease decided)', 'counter', () => [{ labels: {}, value: stats.calls }]);
   collected(registry, 'sdg_rate_limit_leased_tokens_total', 'Tokens of the shared buckets leased to this process', 'counter', () => [{ labels: {}, value: stats.leasedTokens }]);
+}
+
+/**
+ * The job runners of this process (see JobStats): a process without the worker or scheduler role
+ * shows no series of theirs.
+ */
+function watchJobs(registry: Registry, stats: JobStats): void {
+  collected(registry, 'sdg_jobs_total', 'Job runs this process ended, by kind and outcome (finished; retrying: failed, back in the queue; gave_up: failed at its last attempt; taken_over: its lease went to another worker)', 'counter', () =>
+    [...stats.outcomes].flatMap(([kind, by]) => JOB_OUTCOMES.map((outcome) => ({ labels: { kind, outcome }, value: by[outcome] }))),
+  );
+  collected(registry, 'sdg_job_duration_seconds', 'Time of a job run in this process, whatever its outcome', 'histogram', () =>
+    [...stats.seconds].flatMap(([kind, h]) => h.samples('sdg_job_duration_seconds', { kind })),
+  );
+  collected(registry, 'sdg_jobs_running', 'Job runs in progress in this process', 'gauge', () => [...stats.running].map(([kind, n]) => ({ labels: { kind }, value: n })));
+  collected(registry, 'sdg_task_failures_total', 'Runs of a periodic task (crawl-scheduler, retention, export-retention) that failed in this process', 'counter', () =>
+    [...stats.taskFailures].map(([task, n]) => ({ labels: { task }, value: n })),
+  );
+}
+
+/**
+ * The store's job backlog (see readBacklog): the same figures from every process, read when /metrics
+ * is read. While the store cannot be read the two series are left out rather than failing /metrics.
+ */
+export function watchBacklog(registry: Registry, read: () => Promise<Backlog[]>): void {
+  if (registry.getSingleMetric('sdg_jobs_waiting')) return;
+  // One read serves both series of one scrape.
+  let pending: Promise<Backlog[] | undefined> | undefined;
+  const once = () =>
+    (pending ??= read()
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (pending = undefined))));
+  const series = (name: string, help: string, pick: (b: Backlog) => number) =>
+    registry.registerMetric({
+      name,
+      help,
+      type: 'gauge',
+      get: async () => ({ name, help, type: 'gauge', aggregator: 'first', values: ((await once()) ?? []).map((b) => ({ labels: { kind: b.kind }, value: pick(b) })) }),
+    } as never);
+  series('sdg_jobs_waiting', "Jobs in the store waiting for a worker, by kind (the whole deployment's, from any process)", (b) => b.waiting);
+  series('sdg_jobs_held', "Jobs in the store a worker holds, by kind (the whole deployment's; a dead worker's until its lease expires)", (b) => b.held);
 }

@@ -6,6 +6,7 @@ import type { RetryPolicy } from '../sources/resilience.js';
 import type { DataSource } from '../sources/types.js';
 import { LeaseLostError } from './lease.js';
 import type { Wakeups } from './wakeups.js';
+import type { JobStats } from './job-stats.js';
 
 /** The bulk-export services: object store, clock, retry policy and in-process wake-ups. */
 export interface BulkServices {
@@ -27,6 +28,8 @@ export interface JobDeps {
   source: DataSource;
   /** Where the crawl writes the pages it fetches. */
   crawlPages: CrawlPageIngest;
+  /** Where the runners count their jobs' outcomes (the process's /metrics); tools may leave it out. */
+  jobStats?: JobStats;
 }
 
 export const leaseMs = (deps: Pick<JobDeps, 'config'>): number => Math.round(deps.config.jobs.leaseSeconds * 1000);

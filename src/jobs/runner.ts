@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { LeaseLostError } from './lease.js';
 import { isStoreUnavailable } from '../errors/store-unavailable.js';
 import type { StorageOutage } from '../db/storage-outage.js';
+import type { JobOutcome, JobStats } from './job-stats.js';
 
 export interface Log {
   info(obj: object, msg: string): void;
@@ -67,10 +68,17 @@ export class JobRunner {
   constructor(
     private readonly kinds: JobKind[],
     private readonly tasks: PeriodicTask[],
-    /** `outage`: the store's outage report, which takes failures that mean the store cannot be reached. */
-    private readonly opts: { pollMs: number; owner: string; log: Log; outage?: StorageOutage | undefined },
+    /**
+     * `outage`: the store's outage report, which takes failures that mean the store cannot be reached.
+     * `stats`: where each job's outcome and time are counted (the process's /metrics).
+     */
+    private readonly opts: { pollMs: number; owner: string; log: Log; outage?: StorageOutage | undefined; stats?: JobStats | undefined },
   ) {
-    for (const k of kinds) this.running.set(k.name, new Set());
+    for (const k of kinds) {
+      this.running.set(k.name, new Set());
+      opts.stats?.declareKind(k.name);
+    }
+    for (const t of tasks) opts.stats?.declareTask(t.name);
   }
 
   /** A failure: reported with the store's outage if the store cannot be reached (once for all of them), else by `otherwise`. */
@@ -120,6 +128,7 @@ export class JobRunner {
       try {
         await task.run(this.ac.signal);
       } catch (err) {
+        this.opts.stats?.taskFailed(task.name);
         this.failed(err, () => this.opts.log.error({ err, task: task.name }, 'periodic task failed'));
       }
     }
@@ -137,15 +146,27 @@ export class JobRunner {
         const log = this.opts.log;
         const line = kind.logLevel === 'debug' ? (o: object, m: string) => log.debug?.(o, m) : (o: object, m: string) => log.info(o, m);
         const started = Date.now();
+        const stats = this.opts.stats;
+        stats?.started(kind.name);
+        const ended = (outcome: JobOutcome) => stats?.ended(kind.name, outcome, (Date.now() - started) / 1000);
         line({ job: kind.name, id: job.id, attempt: job.attempt }, `${kind.name} started`);
         const p: Promise<void> = job
           .perform(this.ac.signal)
-          .then((summary) => line({ job: kind.name, id: job!.id, ...summary, ms: Date.now() - started }, `${kind.name} finished`))
+          .then((summary) => {
+            ended('finished');
+            line({ job: kind.name, id: job!.id, ...summary, ms: Date.now() - started }, `${kind.name} finished`);
+          })
           .catch((err: unknown) => {
-            if (err instanceof LeaseLostError) log.warn({ err, job: kind.name, id: job!.id }, 'job taken over by another worker');
-            else if (err instanceof JobGaveUpError) {
+            if (err instanceof LeaseLostError) {
+              ended('taken_over');
+              log.warn({ err, job: kind.name, id: job!.id }, 'job taken over by another worker');
+            } else if (err instanceof JobGaveUpError) {
+              ended('gave_up');
               log.error({ err: err.cause, job: kind.name, id: job!.id, attempts: err.attempts, ms: Date.now() - started }, `${kind.name} failed for good after ${err.attempts} attempts`);
-            } else this.failed(err, () => log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`));
+            } else {
+              ended('retrying');
+              this.failed(err, () => log.error({ err, job: kind.name, id: job!.id, ms: Date.now() - started }, `${kind.name} failed; it will be retried`));
+            }
           })
           .finally(() => {
             set.delete(p);

@@ -8,7 +8,8 @@ import type { MeterStore } from '../credits/meter-store.js';
 import { meterStoreFor } from '../credits/meter-store-for.js';
 import { openStore, type Store } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { createMetrics, watchMeter, watchRateLimiter, type Metrics } from '../http/metrics.js';
+import { createMetrics, watchBacklog, watchMeter, watchRateLimiter, type Metrics } from '../http/metrics.js';
+import { readBacklog } from '../jobs/job-backlog.js';
 import type { JobDeps } from '../jobs/job-deps.js';
 import { CursorCodec } from '../pagination/cursor.js';
 import { MemoryRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
@@ -62,6 +63,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const meter = o.meter ?? meterStoreFor(store, { leaseSeconds: config.credits.leaseSeconds });
   const metrics = o.metrics ?? createMetrics();
   if (meter.stats) watchMeter(metrics.registry, meter.stats);
+  watchBacklog(metrics.registry, () => readBacklog(store.db));
   // One process: buckets in memory. Several: REDIS_URL shares them.
   // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
   // used, so the embedded default's heap holds none of them.
@@ -82,6 +84,7 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
     source,
     tweetStore,
     crawlPages,
+    jobStats: metrics.jobs,
     social: o.social ?? new SocialService(store.db, source, tweetStore, config.cache, Date.now, new TweetLookup(store, { freshSeconds: config.cache.tweetSeconds, maxBytes: config.cache.tweetMemoryMb * 2 ** 20 })),
     bulk: o.bulk ?? buildBulkServices(config, await buildObjectStore(config)),
     wallet:

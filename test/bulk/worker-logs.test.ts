@@ -10,7 +10,7 @@ import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample } from '../../src/sources/demo/sample.js';
 import { createBatch } from '../../src/watchlist/batch-repo.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
-import { repoRoot, stopChild } from '../helpers/processes.js';
+import { freePort, repoRoot, stopChild } from '../helpers/processes.js';
 
 interface Proc {
   child: ChildProcess;
@@ -77,6 +77,39 @@ describe('worker and scheduler logs', () => {
     assert.equal(await w.stop(), 0);
     assert.match(w.out(), /worker stopped/);
     assert.doesNotMatch(w.out(), /^\{/m, 'readable, not JSON');
+  });
+
+  test('with METRICS_PORT, a worker serves its health and its jobs on /metrics there, and nothing of the API', async () => {
+    const port = await freePort();
+    const w = sdg(['worker'], { ...ts.env, METRICS_PORT: String(port) });
+    procs.push(w);
+    await w.waitFor(new RegExp(`serving /healthz, /readyz and /metrics \\(METRICS_PORT\\) port=${port}`));
+    const now = new Date();
+    await createExport(ts.store.db, { id: '434343', accountId, start: new Date(now.getTime() - 86_400_000).toISOString(), end: now.toISOString(), now: now.toISOString() });
+    await w.waitFor(/export finished job=export id=434343/);
+    const base = `http://127.0.0.1:${port}`;
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+    const text = await (await fetch(`${base}/metrics`)).text();
+    // This worker's own runs: the export above, and the earlier test's if it ran alone.
+    const exports = w.out().split('\n').filter((l) => /export finished/.test(l)).length;
+    assert.ok(exports >= 1);
+    assert.match(text, new RegExp(`^sdg_jobs_total\\{kind="export",outcome="finished"\\} ${exports}$`, 'm'));
+    assert.match(text, new RegExp(`^sdg_job_duration_seconds_count\\{kind="export"\\} ${exports}$`, 'm'));
+    assert.match(text, /^sdg_jobs_waiting\{kind="export"\} 0$/m);
+    assert.match(text, /^sdg_jobs_total\{kind="crawl_target",outcome="finished"\} 0$/m);
+    // The API is not served from a worker, keyed or public.
+    const api = await fetch(`${base}/api/v1/credits/balance`, { headers: { 'x-api-key': 'sdg_live_x' } });
+    assert.equal(api.status, 404);
+    assert.equal((await fetch(`${base}/`)).status, 404);
+    assert.equal((await fetch(`${base}/docs`)).status, 404);
+
+    // A scheduler given the same METRICS_PORT stops at start, naming the variable.
+    const s = sdg(['scheduler'], { ...ts.env, METRICS_PORT: String(port) });
+    const code = await new Promise<number | null>((res) => s.child.on('exit', res));
+    assert.equal(code, 1);
+    assert.match(s.out(), new RegExp(`METRICS_PORT ${port} is already in use on 127\\.0\\.0\\.1`));
+    assert.equal(await w.stop(), 0);
   });
 
   test('with --json, the scheduler logs a crawl cycle starting and finishing with its totals', async () => {

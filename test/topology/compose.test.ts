@@ -58,6 +58,8 @@ test('every program container has the settings the Docker-less topology gives it
     assert.equal(c.exports.s3?.forcePathStyle, true, n);
     assert.equal(c.exports.retentionDays, 7, n);
     if (env.ROLES) assert.deepEqual(c.roles, ['api'], n);
+    // The worker and the scheduler serve their health and metrics on a port of their own.
+    if (s.command?.[0] === 'worker' || s.command?.[0] === 'scheduler') assert.equal(c.metricsPort, 9090, n);
   }
 });
 
