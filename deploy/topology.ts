@@ -21,7 +21,7 @@ const SDG = ['--import', 'tsx', 'src/cli/main.ts'];
 export interface RoleProcess {
   name: string;
   child: ChildProcess;
-  /** Set for API processes. */
+  /** The API processes' address; the worker's and scheduler's METRICS_PORT (/healthz, /readyz, /metrics). */
   url?: string;
   /** The process's stdout and stderr so far (the last 64 KB). */
   output(): string;
@@ -179,22 +179,22 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
         return p;
       }),
     );
-    let workerCount = 0;
-    const startWorker = async (extra: Record<string, string> = {}) => {
-      const p = spawnRole(`worker-${++workerCount}`, ['worker'], { ...env, ...o.workerEnv, ...extra });
+    // The worker and the scheduler serve only /healthz, /readyz and /metrics, on METRICS_PORT (as in
+    // compose.yaml): started once /healthz answers; `url` is where their metrics are.
+    const startBackgroundRole = async (name: string, role: 'worker' | 'scheduler', roleEnv: Record<string, string>) => {
+      const port = await freePort();
+      const p = spawnRole(name, [role], { ...roleEnv, METRICS_PORT: String(port) });
       started.push(p);
-      // A worker listens on nothing: give it a moment to fail on bad settings before calling it started.
-      await new Promise((r) => setTimeout(r, 300));
-      if (p.child.exitCode !== null) throw new Error(`${p.name} exited early (${p.child.exitCode}): ${p.output()}`);
+      p.url = `http://127.0.0.1:${port}`;
+      await waitHealthy(p, p.url, 60_000);
       return p;
     };
+    let workerCount = 0;
+    const startWorker = (extra: Record<string, string> = {}) => startBackgroundRole(`worker-${++workerCount}`, 'worker', { ...env, ...o.workerEnv, ...extra });
     const workers: RoleProcess[] = [];
     for (let i = 0; i < (o.workers ?? 1); i++) workers.push(await startWorker());
     let scheduler: RoleProcess | undefined;
-    if (o.scheduler !== false) {
-      scheduler = spawnRole('scheduler', ['scheduler'], env);
-      started.push(scheduler);
-    }
+    if (o.scheduler !== false) scheduler = await startBackgroundRole('scheduler', 'scheduler', env);
     let proxyUrl: string | undefined;
     if (o.proxyPort !== false) {
       proxy = roundRobinProxy(apis.map((a) => a.url!));
@@ -225,7 +225,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   });
   console.log(`clients: ${t.proxyUrl}`);
   for (const a of t.apis) console.log(`${a.name}: ${a.url} (pid ${a.child.pid})`);
-  for (const w of [...t.workers, ...(t.scheduler ? [t.scheduler] : [])]) console.log(`${w.name}: pid ${w.child.pid}`);
+  for (const w of [...t.workers, ...(t.scheduler ? [t.scheduler] : [])]) console.log(`${w.name}: ${w.url}/metrics (pid ${w.child.pid})`);
   if (t.s3) console.log(`local S3: ${t.s3.endpoint}, bucket ${t.s3.bucket} (credentials S3RVER / S3RVER)`);
   const shutdown = () => void t.stop().then(() => process.exit(0));
   process.on('SIGINT', shutdown);

@@ -159,7 +159,7 @@ describe('the topology: 2 API processes, a worker and a scheduler on Postgres, R
     await t.workers[0]!.kill('SIGKILL');
     const mid = await db.query<{ status: string }>('select status from exports where id = $1', [id]);
     assert.equal(mid.rows[0]!.status, 'running', 'killed before it completed');
-    await t.startWorker();
+    const second = await t.startWorker();
     const done = await until('the export completed by worker 2', 60_000, async () => {
       const r = data<{ status: string; sha256: string; sizeBytes: number; tweetCount: number }>(await api(api1, owner.apiKey, 'GET', `${BASE}/exports/${id}`));
       return r.status === 'completed' && r;
@@ -171,6 +171,10 @@ describe('the topology: 2 API processes, a worker and a scheduler on Postgres, R
     const link = data<{ url: string }>(await api(api1, owner.apiKey, 'GET', `${BASE}/exports/${id}/download`));
     const bytes = Buffer.from(await (await fetch(link.url)).arrayBuffer());
     assert.equal(createHash('sha256').update(bytes).digest('hex'), first.sha256);
+    // The second worker's METRICS_PORT counts the run it finished; an API process sees no export left held.
+    const m = await (await fetch(`${second.url}/metrics`)).text();
+    assert.match(m, /^sdg_jobs_total\{kind="export",outcome="finished"\} 1$/m);
+    assert.match(await (await fetch(`${api1}/metrics`)).text(), /^sdg_jobs_held\{kind="export"\} 0$/m);
   });
 
   test('10,000 charged calls over both processes on credits for exactly 2,500: 2,500 succeed, the rest 402, balance 0, ledger = balance', async (tc) => {
