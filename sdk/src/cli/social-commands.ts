@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { SdgError } from '../errors.js';
 import type { Paginator } from '../paginate.js';
-import type { Result } from '../result.js';
+import type { Credits, Result } from '../result.js';
 import { contextOf, intOption, type Context } from './context.js';
 import { creditsNote, Lines, note, printJson, say, withBar, withNextCursor } from './output.js';
 
@@ -17,14 +17,17 @@ interface ListFlags {
  * cut short by an error (credits run out, the gateway unreachable) says the cursor to continue
  * from, so the pages already paid for are not bought again; with --cursor the output file is added to.
  */
-async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string, instead?: string): Promise<void> {
+async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what: string, opts: { instead?: string; lookup?: Credits } = {}): Promise<void> {
   const lines = new Lines(flags.output, flags.cursor !== undefined);
   const max = intOption('--max', flags.max);
+  // What the command cost: the pages, and the username's lookup before them (a charged call too).
+  const charged = () => list.creditsCharged + (opts.lookup?.charged ?? 0);
+  const pages = () => `${list.pages} ${list.pages === 1 ? 'page' : 'pages'}${opts.lookup?.charged ? ' and a lookup' : ''}`;
   try {
     await withBar(ctx.out, `${what} {value}${max ? '/{total}' : ''} | {credits} credits`, max ?? 0, async (progress) => {
       for await (const item of list) {
         await lines.write(item);
-        progress.update(lines.count, { credits: list.creditsCharged });
+        progress.update(lines.count, { credits: charged() });
       }
     });
   } catch (error) {
@@ -32,16 +35,17 @@ async function drain<T>(ctx: Context, list: Paginator<T>, flags: ListFlags, what
     // written, and the next page is where to go on.
     const from = error instanceof SdgError ? (list.pages > 0 ? list.nextCursor : flags.cursor) : undefined;
     if (from) {
-      if (!ctx.out.json) note(`stopped after ${lines.count} ${what} (${list.pages} pages, ${list.creditsCharged} credits); to go on from there, run the same command${instead ? ` (${instead})` : ''} with --cursor ${from}`);
+      if (!ctx.out.json) note(`stopped after ${lines.count} ${what} (${pages()}, ${charged()} credits); to go on from there, run the same command${opts.instead ? ` (${opts.instead})` : ''} with --cursor ${from}`);
       throw withNextCursor(error, from);
     }
     throw error;
   } finally {
     await lines.close();
   }
-  const summary = { count: lines.count, pages: list.pages, creditsCharged: list.creditsCharged, creditsRemaining: list.creditsRemaining ?? null, file: flags.output ?? null };
+  const remaining = list.creditsRemaining ?? opts.lookup?.remaining;
+  const summary = { count: lines.count, pages: list.pages, creditsCharged: charged(), creditsRemaining: remaining ?? null, file: flags.output ?? null };
   if (ctx.out.json && flags.output) printJson(summary);
-  else if (!ctx.out.json) note(`${lines.count} ${what} in ${list.pages} pages${flags.output ? ` to ${flags.output}` : ''}; ${list.creditsCharged} credits charged${list.creditsRemaining !== undefined ? `, ${list.creditsRemaining} left` : ''}`);
+  else if (!ctx.out.json) note(`${lines.count} ${what} in ${pages()}${flags.output ? ` to ${flags.output}` : ''}; ${charged()} credits charged${remaining !== undefined ? `, ${remaining} left` : ''}`);
 }
 
 /** One record: its JSON under --json, else its text and the credits on stderr. */
@@ -68,9 +72,11 @@ export function registerSocialCommands(program: Command): void {
     .action(async (user: string, flags: ListFlags & { startTime?: string; endTime?: string; sinceId?: string; untilId?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       let userId = user;
+      let lookup: Credits | undefined;
       if (!isId(user)) {
-        const { data } = await ctx.client.userByUsername(user.replace(/^@/, ''));
-        userId = data.id;
+        const found = await ctx.client.userByUsername(user.replace(/^@/, ''));
+        userId = found.data.id;
+        lookup = found.credits;
       }
       const max = intOption('--max', flags.max);
       const list = ctx.client.userTweets(userId, {
@@ -83,7 +89,7 @@ export function registerSocialCommands(program: Command): void {
         ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}),
       });
       // The username's lookup costs credits again: the hint names the id instead.
-      await drain(ctx, list, flags, 'tweets', userId === user ? undefined : `with ${userId} for ${user}, not to pay for its lookup again`);
+      await drain(ctx, list, flags, 'tweets', { lookup, ...(userId === user ? {} : { instead: `with ${userId} for ${user}, not to pay for its lookup again` }) });
     });
 
   program
