@@ -14,6 +14,7 @@ import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
 import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
+import { storeInUse } from '../db/store-in-use.js';
 import { CliError, parseName, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
@@ -70,6 +71,12 @@ program
     const config = loadConfig();
     const known = migrationNames();
     if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
+    // Taking the schema back under a running server would leave it on a schema it does not know
+    // (Postgres cannot tell who else is connected: there the operator's word is taken).
+    const sqlitePath = join(config.dataDir, SQLITE_FILE);
+    if (o.to !== undefined && !config.databaseUrl && storeInUse(sqlitePath)) {
+      throw new CliError(`The store at ${sqlitePath} is in use: stop every process that uses DATA_DIR (the server, workers, the scheduler) before \`sdg migrate --to\` (README, "Upgrades and rollbacks").`);
+    }
     const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 1 });
     try {
       const results = o.to === undefined ? await migrateToLatest(store) : await migrateTo(store, o.to).catch((err: unknown) => {

@@ -12,6 +12,7 @@ import SQLite from 'better-sqlite3';
 import { fsyncPath } from './fsync-path.js';
 import { SQLITE_FILE } from './connect.js';
 import { unknownMigrations } from './migrate.js';
+import { storeInUse } from './store-in-use.js';
 
 export class RestoreRefusedError extends Error {
   constructor(message: string) {
@@ -53,20 +54,7 @@ function checkBackup(file: string): void {
 
 /** Throws RestoreRefusedError while any process has the store at `path` open. */
 function assertNotInUse(path: string): void {
-  if (!existsSync(path)) return;
-  const db = new SQLite(path, { fileMustExist: true, timeout: 0 });
-  try {
-    db.pragma('locking_mode = EXCLUSIVE');
-    db.exec('begin exclusive');
-    db.exec('commit');
-  } catch (err) {
-    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
-      throw new RestoreRefusedError(`The store at ${path} is in use: stop every process that uses DATA_DIR (the server, workers, the scheduler) first.`);
-    }
-    throw err;
-  } finally {
-    db.close();
-  }
+  if (storeInUse(path)) throw new RestoreRefusedError(`The store at ${path} is in use: stop every process that uses DATA_DIR (the server, workers, the scheduler) first.`);
 }
 
 export async function restoreSqlite(dataDir: string, file: string, now = new Date()): Promise<RestoreResult> {

@@ -1,9 +1,11 @@
 // The operator command line's newer commands: keys list/create, usage, jobs show, and the header
 // row of accounts list. Each spawns the real `sdg` against a store.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { createKey } from '../../src/accounts/accounts-repo.js';
 import { humanLine } from '../../src/cli/log-format.js';
 import { createBatch } from '../../src/watchlist/batch-repo.js';
@@ -26,19 +28,38 @@ for (const backend of backends()) {
     after(() => ts.dispose());
 
     test('migrate --to takes the schema down to a named migration and back up; an unknown name is refused', async () => {
-      const down = await runSdg(['migrate', '--to', '010-ledger-no-fk-pg', '--json'], ts.env);
+      // On the embedded store, with no process holding it open (this test's own connection would
+      // count as one: see the next test).
+      const own = backend === 'sqlite' ? mkdtempSync(join(tmpdir(), 'sdg-migrate-')) : undefined;
+      const env = own ? { DATA_DIR: own } : ts.env;
+      if (own) assert.equal((await runSdg(['migrate'], env)).code, 0);
+      const down = await runSdg(['migrate', '--to', '010-ledger-no-fk-pg', '--json'], env);
       assert.equal(down.code, 0, down.stderr);
       assert.deepEqual(JSON.parse(down.stdout), { applied: [], reverted: ['014-lease-spending-in-ledger', '013-active-keys-index', '012-ledger-one-index', '011-crawl-cycle-counters'] });
-      const up = await runSdg(['migrate'], ts.env);
+      const up = await runSdg(['migrate'], env);
       assert.equal(up.code, 0, up.stderr);
       assert.equal(up.stdout.trim(), 'applied: 011-crawl-cycle-counters, 012-ledger-one-index, 013-active-keys-index, 014-lease-spending-in-ledger');
-      const oneWay = await runSdg(['migrate', '--to', '003-bulk'], ts.env);
+      const oneWay = await runSdg(['migrate', '--to', '003-bulk'], env);
       assert.equal(oneWay.code, 2);
       assert.match(oneWay.stderr, /^sdg: Cannot migrate down to 003-bulk: 004-bluesky, 006-credit-leases, 007-export-retention, 009-hardening cannot be undone \(no down step\)\.$/m);
-      const bad = await runSdg(['migrate', '--to', '099-nothing'], ts.env);
+      const bad = await runSdg(['migrate', '--to', '099-nothing'], env);
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /^sdg: No migration 099-nothing; this release's: 001-core, .*014-lease-spending-in-ledger\.$/m);
+      if (own) rmSync(own, { recursive: true, force: true });
     });
+
+    if (backend === 'sqlite') {
+      test('migrate --to refuses while another process has the embedded store open, and changes nothing', async () => {
+        // ts.store, this test's connection, stands for a running server.
+        const r = await runSdg(['migrate', '--to', '012-ledger-one-index'], ts.env);
+        assert.equal(r.code, 2);
+        assert.match(r.stderr, /^sdg: The store at \S+ is in use: stop every process that uses DATA_DIR \(the server, workers, the scheduler\) before `sdg migrate --to`/m);
+        const names = (await sql<{ name: string }>`select name from kysely_migration`.execute(ts.store.db)).rows.map((m) => m.name);
+        assert.ok(names.includes('014-lease-spending-in-ledger'), 'nothing reverted');
+        // Bringing the schema up to date is still allowed while it runs (a server does it at start).
+        assert.equal((await runSdg(['migrate'], ts.env)).code, 0);
+      });
+    }
 
     test('accounts list has a header row and aligned columns', async () => {
       const r = await runSdg(['accounts', 'list'], ts.env);
