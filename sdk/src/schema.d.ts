@@ -539,6 +539,30 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * Account
+         * @example {
+         *       "id": "acc_9fQ2kLm4Xa7PzR1c",
+         *       "name": "Ada Builds",
+         *       "planId": "starter",
+         *       "planName": "Starter",
+         *       "rateLimitPerMinute": 1200,
+         *       "balance": 9900,
+         *       "createdAt": "2025-01-02T09:00:00.000Z"
+         *     }
+         */
+        Account: {
+            id: string;
+            name: string;
+            planId: string;
+            /** @description null when the plan is no longer configured */
+            planName: string | null;
+            /** @description requests a minute, shared by all of the account's keys: the account's own figure, else its plan's */
+            rateLimitPerMinute: number;
+            balance: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
          * ApiKey
          * @example {
          *       "id": "key_Z3kPq8Lm2XaR",
@@ -1981,13 +2005,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": "text",
-                     *         "name": "text",
-                     *         "planId": "text",
-                     *         "planName": "text",
-                     *         "rateLimitPerMinute": 1,
-                     *         "balance": 1,
-                     *         "createdAt": "2025-01-31T12:00:00.000Z"
+                     *         "id": "acc_9fQ2kLm4Xa7PzR1c",
+                     *         "name": "Ada Builds",
+                     *         "planId": "starter",
+                     *         "planName": "Starter",
+                     *         "rateLimitPerMinute": 1200,
+                     *         "balance": 9900,
+                     *         "createdAt": "2025-01-02T09:00:00.000Z"
                      *       },
                      *       "meta": {
                      *         "requestId": "req_Xk2f9Qa81LmZ3",
@@ -1996,18 +2020,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            id: string;
-                            name: string;
-                            planId: string;
-                            /** @description null when the plan is no longer configured */
-                            planName: string | null;
-                            /** @description requests a minute, shared by all of the account's keys: the account's own figure, else its plan's */
-                            rateLimitPerMinute: number;
-                            balance: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
+                        data: components["schemas"]["Account"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -14,7 +14,7 @@ export const AccountView = Type.Object({
   rateLimitPerMinute: Type.Integer({ description: "requests a minute, shared by all of the account's keys: the account's own figure, else its plan's" }),
   balance: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'Account' });
 
 export function registerAccount(app: App, deps: Pick<Deps, 'config' | 'store'>): void {
   app.get(
