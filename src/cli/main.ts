@@ -35,8 +35,10 @@ async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): P
 }
 
 // exitOverride: commander's usage errors (a missing option, an unknown one) throw, and end with exit
-// code 2 below, as our own checks of arguments do; set before the commands, which inherit it.
-const program = new Command('sdg').description('Social Data Gateway operator command line').showHelpAfterError().exitOverride();
+// code 2 below, as our own checks of arguments do; set before the commands, which inherit it. After
+// such an error, one line says where the usage is rather than printing all of it.
+const USAGE_HINT = '(add --help for the usage)';
+const program = new Command('sdg').description('Social Data Gateway operator command line').showHelpAfterError(USAGE_HINT).exitOverride();
 
 program
   .command('serve')

@@ -176,6 +176,8 @@ test("commander's usage errors exit 2, as the commands' own checks of arguments 
     const r = await runSdg([...args], { DATA_DIR: '/nonexistent-sdg-data-dir' });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);
+    // What is wrong, and where the usage is: not the whole usage.
+    assert.deepEqual(r.stderr.trimEnd().split('\n').slice(1), ['(add --help for the usage)'], r.stderr);
   }
   const help = await runSdg(['accounts', '--help'], {});
   assert.equal(help.code, 0);

@@ -314,6 +314,8 @@ describe('sdg-client', () => {
     ]);
     assert.match(runs[2]!.stderr, /insufficient_credits/);
     assert.match(runs[6]!.stderr, /Could not reach/);
+    // A usage error: what is wrong and where the usage is, not the whole usage.
+    assert.equal(runs[8]!.stderr, "error: missing required argument 'user'\n(add --help for the usage)\n");
     const err = JSON.parse(runs[10]!.stderr) as { error: { code: string; requestId: string }; exitCode: number };
     assert.equal(err.error.code, 'not_found');
     assert.equal(err.exitCode, exitCodes.notFound);

@@ -21,7 +21,8 @@ function program(): Command {
       '\nExit codes: 0 ok, 1 unexpected error, 2 usage or invalid request, 3 authentication, 4 insufficient credits,\n' +
         '5 rate limited, 6 not found, 7 protected account, 8 conflict, 9 upstream failure, 10 network, 11 export failed or not verified.',
     )
-    .showHelpAfterError()
+    // After a usage error, one line says where the usage is rather than printing all of it.
+    .showHelpAfterError('(add --help for the usage)')
     .exitOverride();
   registerSocialCommands(p);
   registerBulkCommands(p);
