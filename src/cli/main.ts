@@ -286,9 +286,12 @@ keys
   .option('--json', 'print JSON')
   .action(async (keyId: string, o: { json?: boolean }) =>
     withStore(async (store) => {
+      const before = await store.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirst();
       const k = await revokeKey(store.db, keyId);
-      if (!k) throw new CliError(`No API key ${keyId}.`);
-      print(!!o.json, { keyId: k.id, revokedAt: k.revokedAt }, `revoked ${k.id}`);
+      if (!before || !k) throw new CliError(`No API key ${keyId}.`);
+      // Revoking twice changes nothing, and says so rather than claiming it did it now.
+      const already = before.revoked_at !== null;
+      print(!!o.json, { keyId: k.id, revokedAt: k.revokedAt, alreadyRevoked: already }, already ? `${k.id} was already revoked at ${k.revokedAt}` : `revoked ${k.id}`);
     }),
   );
 keys
@@ -334,7 +337,7 @@ program
         `${accountId} balance: ${balance.balance}\n` +
           (entries.length === 0
             ? '(no ledger entries)'
-            : table(['CREATED', 'KIND', 'AMOUNT', 'BALANCE', 'ENDPOINT', 'REQUEST', 'NOTE'], entries.map((e) => [e.createdAt, e.kind, e.amount, e.balanceAfter, e.endpoint, e.requestId, e.note]))),
+            : table(['ID', 'CREATED', 'KIND', 'AMOUNT', 'BALANCE', 'ENDPOINT', 'REQUEST', 'NOTE'], entries.map((e) => [e.id, e.createdAt, e.kind, e.amount, e.balanceAfter, e.endpoint, e.requestId, e.note]))),
       );
     }),
   );

@@ -44,9 +44,15 @@ for (const backend of backends()) {
       const keyId = keys.items[0]!.id;
       const r = await runSdg(['keys', 'revoke', keyId, '--json'], ts.env);
       assert.equal(r.code, 0, r.stderr);
-      assert.equal((JSON.parse(r.stdout) as { keyId: string }).keyId, keyId);
+      const first = JSON.parse(r.stdout) as { keyId: string; revokedAt: string; alreadyRevoked: boolean };
+      assert.equal(first.keyId, keyId);
+      assert.equal(first.alreadyRevoked, false);
       const denied = await fetch(`${server.url}/echo/v1/hello`, { headers: { 'x-api-key': apiKey } });
       assert.equal(denied.status, 401);
+      // A second revoke changes nothing and says so, with the first one's time.
+      const again = await runSdg(['keys', 'revoke', keyId], ts.env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.stdout, `${keyId} was already revoked at ${first.revokedAt}\n`);
     });
 
     test('plan and rate-limit options; bad input exits 2 with a message', async () => {

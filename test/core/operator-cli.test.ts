@@ -142,7 +142,8 @@ for (const backend of backends()) {
       const human = await runSdg(['usage', accountId, '--limit', '1'], ts.env);
       const lines = human.stdout.trimEnd().split('\n');
       assert.equal(lines.length, 3, 'balance, header, one entry');
-      assert.match(lines[1]!, /^CREATED\s+KIND\s+AMOUNT/);
+      assert.match(lines[1]!, /^ID\s+CREATED\s+KIND\s+AMOUNT/);
+      assert.ok(lines[2]!.startsWith(`${u.entries[0]!.id} `), 'the readable table shows the same opaque id');
     });
 
     test('jobs show finds a batch, an export, and says when there is no such job', async () => {
