@@ -26,9 +26,17 @@ export function validatorCompiler(): LazyValidatorCompiler {
   const lazy = new LazyCompiles();
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
     const compiled = lazy.defer(() => ajvFor(httpPart).compile(schema as object));
+    const numeric = httpPart === 'body' ? [] : numericFields(schema);
     // Fastify reads `errors` off the function it was given, so it is copied from the compiled one.
     const validate = Object.assign(
       (data: unknown) => {
+        if (numeric.length > 0) {
+          const wrong = notDecimal(data, numeric);
+          if (wrong) {
+            validate.errors = [wrong];
+            return false;
+          }
+        }
         const check = compiled();
         const ok = check(data);
         validate.errors = check.errors;
@@ -39,4 +47,33 @@ export function validatorCompiler(): LazyValidatorCompiler {
     return validate;
   };
   return Object.assign(compiler, { compileAll: () => lazy.compileAll() });
+}
+
+// Ajv coerces a text value to a number as JavaScript does: `limit=0x10` became 16, `1e1` 10, ` 2`
+// 2. A number in a query string or a path is written in decimal digits, as the contract's integers
+// are; anything else is refused before Ajv sees it, with Ajv's own words for a wrong type.
+const DECIMAL: Record<'integer' | 'number', RegExp> = { integer: /^-?[0-9]+$/, number: /^-?[0-9]+(\.[0-9]+)?$/ };
+
+interface NumericField {
+  name: string;
+  type: 'integer' | 'number';
+}
+
+/** The top-level properties of an object schema that hold a number. */
+function numericFields(schema: unknown): NumericField[] {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties;
+  if (!props) return [];
+  return Object.entries(props).flatMap(([name, p]) => (p.type === 'integer' || p.type === 'number' ? [{ name, type: p.type }] : []));
+}
+
+function notDecimal(data: unknown, fields: NumericField[]): NonNullable<ValidateFunction['errors']>[number] | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  for (const { name, type } of fields) {
+    const v = (data as Record<string, unknown>)[name];
+    const values = Array.isArray(v) ? v : [v];
+    if (values.some((x) => typeof x === 'string' && !DECIMAL[type].test(x))) {
+      return { keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type }, message: `must be ${type}` };
+    }
+  }
+  return undefined;
 }

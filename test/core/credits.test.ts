@@ -61,6 +61,21 @@ for (const backend of backends()) {
       assert.equal(await ledgerRows(), before);
     });
 
+    test('a number in a query string is decimal digits: hex, exponents, signs, spaces and fractions are a 400, uncharged', async () => {
+      const a = await h.account({ credits: 1000 });
+      // JavaScript reads each of these as a number (Ajv coerced them so: 0x10 was a page of 16, charged).
+      for (const limit of ['0x10', '1e1', '0b11', '0o7', '+2', '%201', '2%20', '2.0', '%09%0A3', 'Infinity']) {
+        const res = await h.app.inject({ url: `/social/v1/users/1300000000266068/tweets?limit=${limit}`, headers: { 'x-api-key': a.apiKey } });
+        assert.equal(res.statusCode, 400, limit);
+        assert.equal(errorOf(res).message, 'querystring.limit must be integer.', limit);
+        assert.equal(res.headers['x-credits-charged'], '0', limit);
+      }
+      // Decimal digits, leading zeros included, are a number as before.
+      const ok = await h.app.inject({ url: '/api/v1/usage?limit=007', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(ok.statusCode, 200);
+      assert.deepEqual(await getBalance(h.deps.store.db, a.accountId), { balance: 1000, reserved: 0 });
+    });
+
     test('a release never exceeds its reservation; settle and release happen once', async () => {
       const db = h.deps.store.db;
       const m = h.deps.meter;
