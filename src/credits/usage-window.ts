@@ -1,6 +1,6 @@
 // The window of a usage summary (from, to, granularity), checked once, and the bucket labels written
 // in the caller's own offset: asked from 2026-11-20T00:00:00+05:30, the days start at midnight +05:30.
-import { parseIsoWithOffset, queryDateTime } from '../domain/dates.js';
+import { INSTANT_WORDS, parseIsoWithOffset, queryDateTime } from '../domain/dates.js';
 import { AppError } from '../errors/app-error.js';
 import type { UsageWindow } from './usage-summary.js';
 
@@ -32,9 +32,9 @@ export function parseUsageWindow(q: { from: string; to: string; granularity?: Gr
   const example = 'e.g. 2026-11-20T00:00:00+01:00 (a + in a query string is sent as %2B)';
   const from = queryDateTime(q.from);
   const fromMs = parseIsoWithOffset(from);
-  if (fromMs === undefined) throw invalid('from', `must be an ISO 8601 date-time with an offset or Z, ${example}`);
+  if (fromMs === undefined) throw invalid('from', `must be ${INSTANT_WORDS}, ${example}`);
   const toMs = parseIsoWithOffset(queryDateTime(q.to));
-  if (toMs === undefined) throw invalid('to', `must be an ISO 8601 date-time with an offset or Z, ${example}`);
+  if (toMs === undefined) throw invalid('to', `must be ${INSTANT_WORDS}, ${example}`);
   if (fromMs >= toMs) throw invalid('to', 'must be after from');
   const max = MAX_SPAN_MS[granularity];
   if (toMs - fromMs > max) throw invalid('to', `must be at most ${max / (24 * HOUR_MS)} days after from with granularity=${granularity}`);

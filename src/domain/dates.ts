@@ -5,7 +5,18 @@ export const MAX_RANGE_MS = 24 * 3_600_000;
 
 const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/i;
 
-/** Milliseconds since the Unix epoch, or undefined when the text is not ISO 8601 with an offset or Z. */
+/** What parseIsoWithOffset takes, in words for a 400's message. */
+export const INSTANT_WORDS = 'an ISO 8601 date-time with an offset or Z, in the years 0000 to 9999 once in UTC';
+
+// The instants a four-digit year can write in UTC: one an offset pushes outside (0000-01-01T00:00+01:00)
+// would be written back as -000001-12-31T23:00:00.000Z, which no date-time field may hold.
+const FIRST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * Milliseconds since the Unix epoch, or undefined when the text is not ISO 8601 with an offset or Z,
+ * or names an instant outside the years 0000 to 9999 in UTC.
+ */
 export function parseIsoWithOffset(text: string): number | undefined {
   const m = ISO_WITH_OFFSET.exec(text);
   if (!m) return undefined;
@@ -18,7 +29,7 @@ export function parseIsoWithOffset(text: string): number | undefined {
   const offset = m[8]!;
   if (offset.toUpperCase() !== 'Z' && (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59)) return undefined;
   const ms = Date.parse(text.toUpperCase().replace(/(\.\d{3})\d+/, '$1'));
-  return Number.isNaN(ms) ? undefined : ms;
+  return Number.isNaN(ms) || ms < FIRST_MS || ms > LAST_MS ? undefined : ms;
 }
 
 /**
@@ -40,9 +51,9 @@ export function parseExportRange(startDate: string, endDate: string): DateRange 
   const bad = (field: string, message: string) =>
     new AppError('invalid_date_range', `${field} ${message}.`, { fields: [{ field: `body.${field}`, message }] });
   const start = parseIsoWithOffset(startDate);
-  if (start === undefined) throw bad('startDate', 'must be an ISO 8601 date-time with an offset or Z, e.g. 2025-01-31T00:00:00Z');
+  if (start === undefined) throw bad('startDate', `must be ${INSTANT_WORDS}, e.g. 2025-01-31T00:00:00Z`);
   const end = parseIsoWithOffset(endDate);
-  if (end === undefined) throw bad('endDate', 'must be an ISO 8601 date-time with an offset or Z, e.g. 2025-02-01T00:00:00Z');
+  if (end === undefined) throw bad('endDate', `must be ${INSTANT_WORDS}, e.g. 2025-02-01T00:00:00Z`);
   if (start >= end) throw bad('endDate', 'must be after startDate');
   if (end - start > MAX_RANGE_MS) throw bad('endDate', 'must be at most 24 hours after startDate');
   return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };

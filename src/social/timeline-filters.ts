@@ -2,7 +2,7 @@
 // gives them: startTime inclusive, endTime exclusive, sinceId and untilId exclusive. Checked once,
 // then handed to the data source, and written in one canonical form that binds cursors and the list
 // cache to them (two spellings of the same instant are the same filter).
-import { parseIsoWithOffset, queryDateTime } from '../domain/dates.js';
+import { INSTANT_WORDS, parseIsoWithOffset, queryDateTime } from '../domain/dates.js';
 import { AppError } from '../errors/app-error.js';
 
 export interface TimelineFilters {
@@ -33,7 +33,7 @@ function invalid(field: keyof TimelineFilterText, message: string): AppError {
 function instant(text: string | undefined, field: 'startTime' | 'endTime'): Date | undefined {
   if (text === undefined) return undefined;
   const ms = parseIsoWithOffset(queryDateTime(text));
-  if (ms === undefined) throw invalid(field, 'must be an ISO 8601 date-time with an offset or Z, e.g. 2025-01-31T00:00:00Z (a + in a query string is sent as %2B)');
+  if (ms === undefined) throw invalid(field, `must be ${INSTANT_WORDS}, e.g. 2025-01-31T00:00:00Z (a + in a query string is sent as %2B)`);
   return new Date(ms);
 }
 

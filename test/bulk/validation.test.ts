@@ -50,6 +50,21 @@ for (const backend of backends()) {
       expectError(await gen({ startDate: '2025-06-01T00:00:00Z', endDate: '2025-06-01T10:00:00' }), 400, 'invalid_date_range', 'body.endDate');
     });
 
+    test('generate: an instant outside the years 0000 to 9999 in UTC is refused (it could not be written back as a date-time)', async () => {
+      // Before: 202, and the record said startDate "-000001-12-31T23:00:00.000Z", which broke the exports list's schema.
+      const early = await gen({ startDate: '0000-01-01T00:00:00+01:00', endDate: '0000-01-01T12:00:00+01:00' });
+      expectError(early, 400, 'invalid_date_range', 'body.startDate');
+      assert.match(errorOf(early).message, /in the years 0000 to 9999 once in UTC/);
+      expectError(await gen({ startDate: '9999-12-31T12:00:00-12:00', endDate: '9999-12-31T13:00:00-12:00' }), 400, 'invalid_date_range', 'body.startDate');
+      expectError(await gen({ startDate: '9999-12-31T00:00:00Z', endDate: '9999-12-31T12:00:00-12:00' }), 400, 'invalid_date_range', 'body.endDate');
+      // The edges themselves are fine.
+      const first = await gen({ startDate: '0000-01-01T00:00:00Z', endDate: '0000-01-01T01:00:00Z' });
+      assert.equal(first.statusCode, 202, first.body);
+      assert.equal(json<{ data: { startDate: string } }>(first).data.startDate, '0000-01-01T00:00:00.000Z');
+      const list = await call(b.h, a, 'GET', `${BASE}/exports`);
+      assert.equal(list.statusCode, 200, list.body);
+    });
+
     test('generate: start before end, span at most 24 h (exactly 24 h allowed, 24 h + 1 ms refused)', async () => {
       expectError(await gen({ startDate: '2025-06-01T10:00:00Z', endDate: '2025-06-01T10:00:00Z' }), 400, 'invalid_date_range', 'body.endDate');
       expectError(await gen({ startDate: '2025-06-01T10:00:00Z', endDate: '2025-06-01T09:00:00Z' }), 400, 'invalid_date_range', 'body.endDate');
