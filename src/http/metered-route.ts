@@ -74,7 +74,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
           const replay = claim.replay;
           reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': countText(auth.balance) });
           answered(deps, request, reply);
-          reply.type('application/json; charset=utf-8').send(replay.body);
+          reply.type('application/json; charset=utf-8').send(withRequestId(replay.body, request.id));
           return undefined;
         }
       }
@@ -234,6 +234,19 @@ async function undo(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, 
     m.idempotencyKey = undefined;
     await forgetIdempotencyKey(deps.store, request.auth!.accountId, key);
   }
+}
+
+/**
+ * A kept answer replayed as this request's: its request id (meta.requestId, or a list's top-level
+ * requestId) becomes this request's, as X-Request-Id is, so that a header and its body never name two
+ * requests. The rest is the first answer's, byte for byte in meaning.
+ */
+function withRequestId(body: string, requestId: string): string {
+  const answer = JSON.parse(body) as { meta?: { requestId?: unknown }; requestId?: unknown };
+  if (answer.meta && typeof answer.meta === 'object' && 'requestId' in answer.meta) answer.meta.requestId = requestId;
+  else if ('requestId' in answer) answer.requestId = requestId;
+  else return body;
+  return JSON.stringify(answer);
 }
 
 /** Error answers of keyed routes carry the credit headers too (nothing charged). */

@@ -24,8 +24,10 @@ for (const backend of backends()) {
       assert.equal(again.statusCode, 201);
       assert.equal(again.headers['idempotent-replayed'], 'true');
       assert.equal(again.headers['x-credits-charged'], '0');
-      // The replay names the same key but never its secret (see test/security/kept-answers.test.ts).
-      assert.deepEqual(json(again), { ...json(first), data: { ...json<{ data: object }>(first).data, key: null } });
+      // The replay names the same key but never its secret (see test/security/kept-answers.test.ts),
+      // and its request id is its own, in the body as in X-Request-Id.
+      assert.deepEqual(json(again), { ...json(first), data: { ...json<{ data: object }>(first).data, key: null }, meta: { ...json<{ meta: object }>(first).meta, requestId: again.headers['x-request-id'] } });
+      assert.notEqual(again.headers['x-request-id'], first.headers['x-request-id']);
       const keys = await h.deps.store.db.selectFrom('api_keys').select('id').where('account_id', '=', a.accountId).execute();
       assert.equal(keys.length, 2, 'the default key and exactly one created key');
       assert.equal((await getBalance(h.deps.store.db, a.accountId))!.balance, 97);
