@@ -55,7 +55,8 @@ export class IpGuard {
       'rate_limited',
       `Too many requests without a valid API key from this address; retry in ${retryAfterSeconds} s.`,
       { scope: 'ip', retryAfterSeconds },
-      { 'retry-after': String(retryAfterSeconds) },
+      // The address's budget, as a keyed call's 429 describes the account's.
+      { 'retry-after': String(retryAfterSeconds), 'ratelimit-limit': String(this.perMinute), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retryAfterSeconds) },
     );
   }
 }

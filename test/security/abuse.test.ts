@@ -46,6 +46,10 @@ for (const backend of backends()) {
           assert.equal(err.code, 'rate_limited');
           assert.equal((err.details as { scope: string }).scope, 'ip');
           assert.ok(Number(res.headers['retry-after']) >= 1);
+          // The address's budget, described as a keyed 429 describes the account's.
+          assert.equal(res.headers['ratelimit-limit'], '20');
+          assert.equal(res.headers['ratelimit-remaining'], '0');
+          assert.equal(res.headers['ratelimit-reset'], res.headers['retry-after']);
         }
       }
       assert.equal(codes.filter((c) => c === 401).length, 20, 'the budget of failures is answered 401');
