@@ -1929,7 +1929,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 printable ASCII characters, e.g. a UUID.
+         * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 visible ASCII characters (no spaces), e.g. a UUID.
          * @example 5f0c6a8e-2d7b-4e61-9a43-1c2b3d4e5f60
          */
         IdempotencyKey: string;
@@ -2119,7 +2119,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 printable ASCII characters, e.g. a UUID.
+                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 visible ASCII characters (no spaces), e.g. a UUID.
                  * @example 5f0c6a8e-2d7b-4e61-9a43-1c2b3d4e5f60
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2742,7 +2742,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 printable ASCII characters, e.g. a UUID.
+                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 visible ASCII characters (no spaces), e.g. a UUID.
                  * @example 5f0c6a8e-2d7b-4e61-9a43-1c2b3d4e5f60
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3088,7 +3088,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 printable ASCII characters, e.g. a UUID.
+                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 visible ASCII characters (no spaces), e.g. a UUID.
                  * @example 5f0c6a8e-2d7b-4e61-9a43-1c2b3d4e5f60
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3195,7 +3195,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 printable ASCII characters, e.g. a UUID.
+                 * @description Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 visible ASCII characters (no spaces), e.g. a UUID.
                  * @example 5f0c6a8e-2d7b-4e61-9a43-1c2b3d4e5f60
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

@@ -37,7 +37,7 @@ export async function claimIdempotencyKey(store: Pick<Store, 'db'>, ttlHours: nu
   const raw = call.key;
   const ttlMs = ttlHours * 3_600_000;
   const key = Array.isArray(raw) ? raw[0]! : raw;
-  if (!KEY_RE.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', { fields: [{ field: 'headers.idempotency-key', message: 'is malformed' }] });
+  if (!KEY_RE.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).', { fields: [{ field: 'headers.idempotency-key', message: 'is malformed' }] });
   const hash = createHash('sha256').update(`${call.route}\0${stable(call.body)}`).digest('hex');
   const db = store.db;
   const accountId = call.accountId;

@@ -2,7 +2,8 @@
 // and strings that no store keeps as sent refused with a 400 naming the field: a NUL (U+0000), which
 // Postgres refuses in text (`{"name":"\u0000"}` for a new API key answered 500 there, and was
 // stored on SQLite), and a lone surrogate (`\ud800`), which both stores would have replaced with
-// U+FFFD. The URL's %00 is refused the same way (app.ts).
+// U+FFFD. The URL's %00 is refused the same way (app.ts). Bytes that are not UTF-8 are refused too.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 
@@ -50,13 +51,33 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   // As Fastify's own defaults: a body with __proto__ or constructor.prototype is refused.
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string; // parseAs: 'string'
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer; // parseAs: 'buffer'
+    // JSON is UTF-8 (RFC 8259): bytes that are not would be decoded with U+FFFD in their place and
+    // kept so, changed from what was sent, where a NUL or a lone surrogate is refused.
+    if (!isUtf8(bytes)) return done(new AppError('invalid_request', 'The body is not valid UTF-8.', { fields: [{ field: 'body', message: 'is not valid UTF-8' }] }), undefined);
+    const text = bytes.toString('utf8');
     parse(request, text, (err, value) => {
-      if (err) return done(err);
+      if (err) {
+        // Fastify's parser says "invalid JSON" for both; JSON that parses was refused for its keys.
+        if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' && parsesAsJson(text)) {
+          const message = 'holds a __proto__ or constructor.prototype key, which is refused';
+          return done(new AppError('invalid_request', `The body ${message}.`, { fields: [{ field: 'body', message }] }), undefined);
+        }
+        return done(err);
+      }
       const found = SUSPECT.test(text) ? flawAt(value, 'body') : undefined;
       if (found) return done(new AppError('invalid_request', `${found.at} ${found.flaw}.`, { fields: [{ field: found.at, message: found.flaw }] }), undefined);
       done(null, value);
     });
   });
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -66,7 +66,22 @@ for (const backend of backends()) {
       assert.equal(errorOf(await post('/api/v1/api-keys', '{"name":')).code, 'invalid_request');
       const poisoned = await post('/api/v1/api-keys', '{"name":"x","__proto__":{"admin":true}}');
       assert.equal(poisoned.statusCode, 400, 'prototype poisoning is still refused');
+      // Valid JSON refused, said so (it was "not valid JSON").
+      assert.equal(errorOf(poisoned).message, 'The body holds a __proto__ or constructor.prototype key, which is refused.');
+    });
 
+    test('bytes that are not UTF-8 are a 400, not stored with U+FFFD in their place', async () => {
+      const keys = await keyCount();
+      for (const bytes of [Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0x61, 0xff, 0xfe, 0x62, 0x22, 0x7d]), Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])]) {
+        const r = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' }, payload: bytes });
+        assert.equal(r.statusCode, 400, r.body);
+        assert.equal(errorOf(r).message, 'The body is not valid UTF-8.');
+        assert.equal(r.headers['x-credits-charged'], '0');
+      }
+      assert.equal(await keyCount(), keys, 'no key was made');
+      // U+FFFD sent as such is a character like any other.
+      const sent = await post('/api/v1/api-keys', '{"name":"a\ufffdb �"}');
+      assert.equal(sent.statusCode, 201, sent.body);
     });
   });
 }

@@ -35,7 +35,7 @@ export const sharedParameters = {
     in: 'header',
     required: false,
     description:
-      'Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 printable ASCII characters, e.g. a UUID.',
+      'Makes a retry safe: a repeat with the same key and body within a day replays the first answer (Idempotent-Replayed: true) and charges nothing; the same key with another body, or while the first is still running, is 409 idempotency_conflict. 1 to 255 visible ASCII characters (no spaces), e.g. a UUID.',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
     example: '5f0c6a8e-2d7b-4e61-9a43-1c2b3d4e5f60',
   },
