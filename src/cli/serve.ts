@@ -57,7 +57,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    app.log.info({ signal }, systemOnly ? `shutting down: stopping the ${config.roles.join(' and ')}` : 'shutting down: finishing in-flight requests');
     const timer = setTimeout(() => process.exit(1), DRAIN_LIMIT_MS);
     timer.unref();
     await app.close();
