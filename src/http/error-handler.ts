@@ -61,6 +61,13 @@ function readableIssues(issues: ValidationIssue[]): ValidationIssue[] {
   return out;
 }
 
+/** A body sent compressed, which the gateway never decodes (Node 20's Brotli decoder is unsafe: outbound-fetch.ts). */
+export const encodedBodyError = (): AppError =>
+  new AppError('unsupported_media_type', 'Request bodies are read as sent, never decompressed: send the JSON without Content-Encoding.', undefined, { 'accept-encoding': 'identity' });
+
+/** The most fields a 400's details name. */
+const MAX_FIELDS = 20;
+
 /** Every non-2xx answer goes out in the contract's one error envelope. */
 export function sendError(reply: FastifyReply, requestId: string, err: AppError): FastifyReply {
   if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
@@ -76,13 +83,20 @@ export function classifyError(err: FastifyError | AppError | Error, contentEncod
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation) {
     const ctx = fe.validationContext ?? 'request';
-    const fields = readableIssues(fe.validation).map((v) => {
+    // Each offending field once, with its first issue (Ajv reports every failed keyword), and at
+    // most MAX_FIELDS of them: a body of thousands of bad items names the first few.
+    const fields: Array<{ field: string; message: string }> = [];
+    const seen = new Set<string>();
+    for (const v of readableIssues(fe.validation)) {
       const missing = v.params?.missingProperty as string | undefined;
       const extra = v.params?.additionalProperty as string | undefined;
       const path = (v.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
       const field = [ctx, path, missing ?? extra].filter(Boolean).join('.');
-      return { field, message: extra ? 'is not an accepted field' : (v.message ?? 'is invalid') };
-    });
+      if (seen.has(field)) continue;
+      seen.add(field);
+      fields.push({ field, message: extra ? 'is not an accepted field' : (v.message ?? 'is invalid') });
+      if (fields.length === MAX_FIELDS) break;
+    }
     const first = fields[0];
     return {
       appError: new AppError('invalid_request', first ? `${first.field} ${first.message}.` : 'The request is invalid.', { fields }),
@@ -103,7 +117,7 @@ export function classifyError(err: FastifyError | AppError | Error, contentEncod
   if (status === 400 && (err instanceof SyntaxError || /JSON/i.test(err.message))) {
     // Bodies are read as sent, never decompressed (Node 20's Brotli decoder is unsafe: outbound-fetch.ts).
     if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') {
-      return { appError: new AppError('unsupported_media_type', 'Request bodies are read as sent, never decompressed: send the JSON without Content-Encoding.', undefined, { 'accept-encoding': 'identity' }), internal: false };
+      return { appError: encodedBodyError(), internal: false };
     }
     return { appError: new AppError('invalid_request', 'The body is not valid JSON.', { fields: [{ field: 'body', message: 'is not valid JSON' }] }), internal: false };
   }

@@ -6,6 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors/app-error.js';
+import { encodedBodyError } from './error-handler.js';
 
 type Flaw = 'holds a NUL character' | 'is not well-formed Unicode (a lone surrogate)';
 
@@ -55,7 +56,12 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const bytes = body as Buffer; // parseAs: 'buffer'
     // JSON is UTF-8 (RFC 8259): bytes that are not would be decoded with U+FFFD in their place and
     // kept so, changed from what was sent, where a NUL or a lone surrogate is refused.
-    if (!isUtf8(bytes)) return done(new AppError('invalid_request', 'The body is not valid UTF-8.', { fields: [{ field: 'body', message: 'is not valid UTF-8' }] }), undefined);
+    if (!isUtf8(bytes)) {
+      // Compressed bytes are not UTF-8 either: what to say is that they are not decoded.
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return done(encodedBodyError(), undefined);
+      return done(new AppError('invalid_request', 'The body is not valid UTF-8.', { fields: [{ field: 'body', message: 'is not valid UTF-8' }] }), undefined);
+    }
     const text = bytes.toString('utf8');
     parse(request, text, (err, value) => {
       if (err) {

@@ -6,7 +6,8 @@ import { LazyCompiles } from './lazy-compile.js';
 // Query strings, paths and headers are text, so they are coerced to the schema's types ("20" → 20);
 // JSON bodies are not: {"name": 5} where a string is wanted is a client's mistake and gets a 400.
 function makeAjv(coerce: boolean): Ajv {
-  const opts: Options = { coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false };
+  // allErrors: a 400 names each offending field (contract, section 3), not only the first one found.
+  const opts: Options = { coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false };
   const ajv = new Ajv(opts);
   addFormats.default(ajv);
   return ajv;
@@ -30,17 +31,17 @@ export function validatorCompiler(): LazyValidatorCompiler {
     // Fastify reads `errors` off the function it was given, so it is copied from the compiled one.
     const validate = Object.assign(
       (data: unknown) => {
-        if (numeric.length > 0) {
-          const wrong = notDecimal(data, numeric);
-          if (wrong) {
-            validate.errors = [wrong];
-            return false;
-          }
-        }
+        const wrong = numeric.length > 0 ? notDecimal(data, numeric) : [];
         const check = compiled();
         const ok = check(data);
-        validate.errors = check.errors;
-        return ok;
+        if (wrong.length === 0) {
+          validate.errors = check.errors;
+          return ok;
+        }
+        // Ajv took the non-decimal numbers as numbers: their errors replace its own for those fields.
+        const at = new Set(wrong.map((w) => w.instancePath));
+        validate.errors = [...wrong, ...(check.errors ?? []).filter((e) => !at.has(e.instancePath))];
+        return false;
       },
       { errors: null as ValidateFunction['errors'] },
     );
@@ -66,14 +67,18 @@ function numericFields(schema: unknown): NumericField[] {
   return Object.entries(props).flatMap(([name, p]) => (p.type === 'integer' || p.type === 'number' ? [{ name, type: p.type }] : []));
 }
 
-function notDecimal(data: unknown, fields: NumericField[]): NonNullable<ValidateFunction['errors']>[number] | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
+type AjvError = NonNullable<ValidateFunction['errors']>[number];
+
+/** An error for each numeric field given as text that is not decimal digits (checked before Ajv coerces it). */
+function notDecimal(data: unknown, fields: NumericField[]): AjvError[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const out: AjvError[] = [];
   for (const { name, type } of fields) {
     const v = (data as Record<string, unknown>)[name];
     const values = Array.isArray(v) ? v : [v];
     if (values.some((x) => typeof x === 'string' && !DECIMAL[type].test(x))) {
-      return { keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type }, message: `must be ${type}` };
+      out.push({ keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type }, message: `must be ${type}` });
     }
   }
-  return undefined;
+  return out;
 }

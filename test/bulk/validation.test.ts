@@ -84,6 +84,18 @@ for (const backend of backends()) {
       for (const k of ['tweetCount', 'sizeBytes', 'sha256', 'startedAt', 'completedAt', 'error']) assert.equal(rec[k], null, k);
     });
 
+    test('a 400 names each offending field of a body, each once, at most 20', async () => {
+      const two = await add({ items: [{ socialUserId: 'x' }, { username: '@@' }], foo: 1 });
+      assert.equal(two.statusCode, 400);
+      const fields = (errorOf(two).details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
+      assert.deepEqual([...fields].sort(), ['body.foo', 'body.items.0.socialUserId', 'body.items.1.username']);
+      const many = await add({ items: Array.from({ length: 500 }, () => ({ socialUserId: 'x' })) });
+      assert.equal(many.statusCode, 400);
+      const named = (errorOf(many).details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
+      assert.equal(named.length, 20);
+      assert.equal(new Set(named).size, 20, 'each field once');
+    });
+
     test('batch add: 1 to 100 items, each with a numeric socialUserId and/or a well-formed username', async () => {
       const many = (n: number) => ({ items: Array.from({ length: n }, (_, i) => ({ socialUserId: String(1000 + i) })) });
       expectError(await add(many(101)), 400, 'invalid_request', 'body.items');

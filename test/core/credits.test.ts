@@ -70,6 +70,12 @@ for (const backend of backends()) {
         assert.equal(errorOf(res).message, 'querystring.limit must be integer.', limit);
         assert.equal(res.headers['x-credits-charged'], '0', limit);
       }
+      // Each offending field is named, not only the first (contract, section 3).
+      const several = await h.app.inject({ url: '/social/v1/users/1300000000266068/tweets?limit=0x10&sinceId=x&foo=1', headers: { 'x-api-key': a.apiKey } });
+      assert.equal(several.statusCode, 400);
+      const fields = (errorOf(several).details as { fields: Array<{ field: string; message: string }> }).fields;
+      assert.deepEqual(fields.map((f) => f.field).sort(), ['querystring.foo', 'querystring.limit', 'querystring.sinceId']);
+      assert.equal(fields.find((f) => f.field === 'querystring.limit')!.message, 'must be integer');
       // Decimal digits, leading zeros included, are a number as before.
       const ok = await h.app.inject({ url: '/api/v1/usage?limit=007', headers: { 'x-api-key': a.apiKey } });
       assert.equal(ok.statusCode, 200);
