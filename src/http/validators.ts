@@ -31,10 +31,10 @@ export function validatorCompiler(): LazyValidatorCompiler {
     // Fastify reads `errors` off the function it was given, so it is copied from the compiled one.
     const validate = Object.assign(
       (data: unknown) => {
-        const wrong = numeric.length > 0 ? notDecimal(data, numeric) : [];
+        const wrong = numeric.length > 0 ? notDecimal(data, numeric) : undefined;
         const check = compiled();
         const ok = check(data);
-        if (wrong.length === 0) {
+        if (wrong === undefined) {
           validate.errors = check.errors;
           return ok;
         }
@@ -69,15 +69,15 @@ function numericFields(schema: unknown): NumericField[] {
 
 type AjvError = NonNullable<ValidateFunction['errors']>[number];
 
-/** An error for each numeric field given as text that is not decimal digits (checked before Ajv coerces it). */
-function notDecimal(data: unknown, fields: NumericField[]): AjvError[] {
-  if (typeof data !== 'object' || data === null) return [];
-  const out: AjvError[] = [];
+/** An error for each numeric field given as text that is not decimal digits (checked before Ajv coerces it); undefined when none. */
+function notDecimal(data: unknown, fields: NumericField[]): AjvError[] | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  let out: AjvError[] | undefined;
   for (const { name, type } of fields) {
     const v = (data as Record<string, unknown>)[name];
     const values = Array.isArray(v) ? v : [v];
     if (values.some((x) => typeof x === 'string' && !DECIMAL[type].test(x))) {
-      out.push({ keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type }, message: `must be ${type}` });
+      (out ??= []).push({ keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type }, message: `must be ${type}` });
     }
   }
   return out;
