@@ -13,6 +13,21 @@ export interface Metrics {
   creditsCharged: RouteCounter;
   /** sdg_jobs_*: what this process's worker and scheduler did (see watchJobs). */
   jobs: JobStats;
+  /** sdg_export_download*: export files this process served from its object store's directory. */
+  downloads: DownloadStats;
+}
+
+/** Export files served by the gateway (the local object store; S3's presigned links bypass it). */
+export class DownloadStats {
+  /** By answer (whole: 200, part: 206) and outcome (complete, or cut: the connection closed first). */
+  readonly counts = { whole: { complete: 0, cut: 0 }, part: { complete: 0, cut: 0 } };
+  /** Body bytes of the transfers that completed. */
+  bytes = 0;
+
+  ended(answer: 'whole' | 'part', complete: boolean, bytes: number): void {
+    this.counts[answer][complete ? 'complete' : 'cut'] += 1;
+    if (complete) this.bytes += bytes;
+  }
 }
 
 /** A registry per app (not prom-client's global one), so tests can build several apps in one process. */
@@ -21,11 +36,17 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry });
   const jobs = new JobStats();
   watchJobs(registry, jobs);
+  const downloads = new DownloadStats();
+  collected(registry, 'sdg_export_downloads_total', 'Export files this process served, by answer (whole: 200, part: 206 for a Range) and outcome (complete, or cut: the connection closed first)', 'counter', () =>
+    (['whole', 'part'] as const).flatMap((answer) => (['complete', 'cut'] as const).map((outcome) => ({ labels: { answer, outcome }, value: downloads.counts[answer][outcome] }))),
+  );
+  collected(registry, 'sdg_export_download_bytes_total', 'Body bytes of the export downloads this process completed', 'counter', () => [{ labels: {}, value: downloads.bytes }]);
   return {
     registry,
     http: new RequestMetrics(registry),
     creditsCharged: new RouteCounter(registry, 'sdg_credits_charged_total', 'Credits charged for successful calls'),
     jobs,
+    downloads,
   };
 }
 

@@ -137,5 +137,48 @@ for (const backend of backends()) {
       assert.equal(res.headers.get('content-length'), String(whole.length - from));
       assert.ok(body.equals(whole.subarray(from)));
     });
+
+    test('/metrics counts the downloads served, whole or part, complete or cut, and the bytes of those completed', async () => {
+      const d = b.h.deps.metrics.downloads;
+      const snap = () => JSON.parse(JSON.stringify({ counts: d.counts, bytes: d.bytes })) as { counts: typeof d.counts; bytes: number };
+      const before = snap();
+      assert.equal((await get()).statusCode, 200);
+      assert.equal((await get({ range: 'bytes=100-' })).statusCode, 206);
+      assert.equal((await get({}, 'HEAD')).statusCode, 200);
+      let after = snap();
+      assert.equal(after.counts.whole.complete - before.counts.whole.complete, 1, 'HEAD is not a download');
+      assert.equal(after.counts.part.complete - before.counts.part.complete, 1);
+      assert.equal(after.bytes - before.bytes, whole.length + whole.length - 100);
+
+      // A transfer the client drops part-way: the file's stream gives its first bytes, then waits.
+      const objects = b.h.deps.bulk.objects;
+      const real = objects.createReadStream.bind(objects);
+      const { PassThrough } = await import('node:stream');
+      const stalled = new PassThrough();
+      objects.createReadStream = () => {
+        stalled.write(whole.subarray(0, 100));
+        return stalled;
+      };
+      try {
+        const address = `http://127.0.0.1:${(b.h.app.server.address() as { port: number }).port}`;
+        const u = new URL(link.url);
+        const ac = new AbortController();
+        const res = await fetch(`${address}${u.pathname}${u.search}`, { signal: ac.signal });
+        const reader = res.body!.getReader();
+        assert.ok((await reader.read()).value!.length > 0, 'the first bytes came');
+        ac.abort();
+        await reader.read().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        objects.createReadStream = real;
+        stalled.destroy();
+      }
+      after = snap();
+      assert.equal(after.counts.whole.cut - before.counts.whole.cut, 1);
+      assert.equal(after.counts.whole.complete - before.counts.whole.complete, 1, 'the cut one is not complete');
+      const text = (await b.h.app.inject({ url: '/metrics' })).body;
+      assert.match(text, new RegExp(`^sdg_export_downloads_total\\{answer="whole",outcome="cut"\\} ${after.counts.whole.cut}$`, 'm'));
+      assert.match(text, new RegExp(`^sdg_export_download_bytes_total ${after.bytes}$`, 'm'));
+    });
   });
 }

@@ -11,7 +11,7 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { logOf } from '../../http/logging.js';
 
-export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'secrets' | 'store'>): void {
+export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config' | 'metrics' | 'secrets' | 'store'>): void {
   app.get(
     `${DOWNLOAD_PATH}/:id`,
     {
@@ -44,9 +44,22 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       // Once the headers are out, a failing read can only cut the transfer short: say so in the log.
       file.on('error', (err) => logOf(request).warn({ requestId: request.id, exportId: row.id, err }, 'export download failed mid-transfer'));
       if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+      const bytes = range ? range.end - range.start + 1 : size;
+      // Counted once the transfer ends: all of it written ('finish'), or the connection gone first.
+      const res = reply.raw;
+      let counted = false;
+      const count = (complete: boolean) => {
+        if (counted) return;
+        counted = true;
+        deps.metrics.downloads.ended(range ? 'part' : 'whole', complete, bytes);
+      };
+      if (request.method !== 'HEAD') {
+        res.once('finish', () => count(true));
+        res.once('close', () => count(false));
+      }
       return reply
         .header('content-type', 'application/gzip')
-        .header('content-length', String(range ? range.end - range.start + 1 : size))
+        .header('content-length', String(bytes))
         .header('accept-ranges', 'bytes')
         .header('etag', validators.etag)
         .header('last-modified', validators.lastModified)
