@@ -3,10 +3,10 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { apiErrorFrom, isAbort, NetworkError, SdgError } from './errors.js';
 import { downloadExport, exportToFile, type DownloadOptions, type DownloadedExport, type ExportToFileOptions } from './export-file.js';
-import { Paginator, type IterateOptions } from './paginate.js';
+import { Paginator, pageLimit, type IterateOptions } from './paginate.js';
 import { metaOf, type Result } from './result.js';
 import type { paths } from './schema.js';
-import { DEFAULT_TIMEOUT_MS, defaultRetry, retryingFetch, type RetryEvent, type RetryOptions } from './transport.js';
+import { DEFAULT_TIMEOUT_MS, resolveRetry, retryingFetch, type RetryEvent, type RetryOptions } from './transport.js';
 import type {
   Account,
   ApiKey,
@@ -39,31 +39,33 @@ export interface SdgClientOptions {
   /** The gateway's base URL, e.g. http://127.0.0.1:8080. */
   baseUrl: string;
   /** The fetch to use (default: the global one). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /** Retries of 429 and 503; see RetryOptions. */
-  retry?: RetryOptions;
+  retry?: RetryOptions | undefined;
   /** Called before each retry's wait. */
-  onRetry?: (event: RetryEvent) => void;
+  onRetry?: ((event: RetryEvent) => void) | undefined;
   /**
    * How long an attempt waits for the answer's headers (default 60,000 ms; 0: no limit). One that
    * gets none in time is given up and retried like a dropped connection (a POST keeps its
    * Idempotency-Key, so it cannot run twice); the body that follows is not timed, except that an
    * export download whose bytes stop coming for this long is resumed.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface PostOptions extends CallOptions {
   /** The Idempotency-Key to send (default: a new UUID per call, reused by its retries). */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
 }
 
-type PageQuery<O extends OperationId> = Omit<QueryOf<O>, 'cursor'> & { cursor?: string };
-type ListOptions<O extends OperationId> = Omit<QueryOf<O>, 'cursor'> & IterateOptions & CallOptions;
+/** One page's query of a list operation: its filters, `limit` and `cursor`. */
+export type PageQuery<O extends OperationId> = Omit<QueryOf<O>, 'cursor'> & { cursor?: string | undefined };
+/** A whole list's options: its filters and `limit`, where to start and stop (IterateOptions), and a signal. */
+export type ListOptions<O extends OperationId> = Omit<QueryOf<O>, 'cursor'> & IterateOptions & CallOptions;
 
 interface Fetched<B> {
   data?: B;
@@ -113,7 +115,7 @@ export class SdgClient {
     if (!options.apiKey) throw new SdgError('SdgClient needs an apiKey.');
     if (!options.baseUrl) throw new SdgError('SdgClient needs a baseUrl.');
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: { ...defaultRetry, ...options.retry }, onRetry: options.onRetry, timeoutMs: this.timeoutMs });
+    this.fetch = retryingFetch({ fetch: options.fetch ?? globalThis.fetch, retry: resolveRetry(options.retry), onRetry: options.onRetry, timeoutMs: this.timeoutMs });
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch: this.fetch, headers: { 'x-api-key': options.apiKey } });
   }
 
@@ -139,7 +141,12 @@ export class SdgClient {
     return this.single(this.api.GET('/api/v1/payments/plans', { signal: o.signal }));
   }
 
-  /** A new API key for the account; `data.key` is the secret, shown only here. */
+  /**
+   * A new API key for the account; `data.key` is the secret, shown only here. It is null when the
+   * answer is a replay (`replayed`: the same Idempotency-Key, e.g. this call's own retry after an
+   * answer was lost): the key exists but its secret was never kept, so revoke it by `data.id` and
+   * create another.
+   */
   createKey(body: BodyOf<'createApiKey'> = {}, o: PostOptions = {}): Promise<Result<NewApiKey>> {
     return this.single(this.api.POST('/api/v1/api-keys', { body, signal: o.signal, headers: idem(o) }));
   }
@@ -152,7 +159,7 @@ export class SdgClient {
   /** All the account's keys, revoked ones included. */
   keys(o: ListOptions<'listApiKeys'> = {}): Paginator<ApiKey> {
     const { query, iterate, call } = split(o);
-    return new Paginator((cursor) => this.keysPage({ limit: 100, ...query, cursor }, call), iterate);
+    return new Paginator((cursor, atMost) => this.keysPage({ ...query, limit: pageLimit(query.limit, 100, atMost), cursor }, call), iterate);
   }
 
   /** Revokes a key; it stops working at once. */
@@ -168,7 +175,7 @@ export class SdgClient {
   /** The whole ledger, newest first. */
   usage(o: ListOptions<'listUsage'> = {}): Paginator<LedgerEntry> {
     const { query, iterate, call } = split(o);
-    return new Paginator((cursor) => this.usagePage({ ...query, cursor }, call), iterate);
+    return new Paginator((cursor, atMost) => this.usagePage({ ...query, limit: pageLimit(query.limit, 20, atMost), cursor }, call), iterate);
   }
 
   // ---- social (charged) ----
@@ -196,7 +203,7 @@ export class SdgClient {
   /** A user's tweets to the end (pages of 100 unless `limit` says otherwise; each page is charged). */
   userTweets(userId: string, o: ListOptions<'getUserTweets'> = {}): Paginator<Tweet> {
     const { query, iterate, call } = split(o);
-    return new Paginator((cursor) => this.userTweetsPage(userId, { limit: 100, ...query, cursor }, call), iterate);
+    return new Paginator((cursor, atMost) => this.userTweetsPage(userId, { ...query, limit: pageLimit(query.limit, 100, atMost), cursor }, call), iterate);
   }
 
   /** One page of a tweet's retweeters, most recent first. */
@@ -207,7 +214,7 @@ export class SdgClient {
   /** A tweet's retweeters to the end (pages of 100 unless `limit` says otherwise). */
   retweeters(tweetId: string, o: ListOptions<'getRetweeters'> = {}): Paginator<SocialProfile> {
     const { query, iterate, call } = split(o);
-    return new Paginator((cursor) => this.retweetersPage(tweetId, { limit: 100, ...query, cursor }, call), iterate);
+    return new Paginator((cursor, atMost) => this.retweetersPage(tweetId, { ...query, limit: pageLimit(query.limit, 100, atMost), cursor }, call), iterate);
   }
 
   // ---- bulk export: watchlist ----
@@ -245,7 +252,7 @@ export class SdgClient {
   /** The whole watchlist. */
   watchlist(o: ListOptions<'listWatchlist'> = {}): Paginator<WatchlistEntry> {
     const { query, iterate, call } = split(o);
-    return new Paginator((cursor) => this.watchlistPage({ limit: 100, ...query, cursor }, call), iterate);
+    return new Paginator((cursor, atMost) => this.watchlistPage({ ...query, limit: pageLimit(query.limit, 100, atMost), cursor }, call), iterate);
   }
 
   /** The crawl's current and last completed cycle and its schedule. */
@@ -279,7 +286,7 @@ export class SdgClient {
   /** All the account's exports, newest first. */
   exports(o: ListOptions<'listExports'> = {}): Paginator<ExportRecord> {
     const { query, iterate, call } = split(o);
-    return new Paginator((cursor) => this.exportsPage({ limit: 100, ...query, cursor }, call), iterate);
+    return new Paginator((cursor, atMost) => this.exportsPage({ ...query, limit: pageLimit(query.limit, 100, atMost), cursor }, call), iterate);
   }
 
   /** A completed export's download link (needs no key; expires at `expiresAt`). */

@@ -18,26 +18,32 @@ export interface DownloadProgress {
 }
 
 export interface DownloadOptions extends CallOptions {
-  onDownloadProgress?: (p: DownloadProgress) => void;
+  /** Called as bytes arrive: how many so far, and of how many when the gateway said. */
+  onDownloadProgress?: ((p: DownloadProgress) => void) | undefined;
   /**
    * How many times a transfer cut short (a dropped connection, a body that ends early) is resumed
    * from the byte it reached, with a Range request (default 5; 0 never resumes).
    */
-  resumes?: number;
+  resumes?: number | undefined;
   /**
    * Go on from `path.part` where an earlier call left it (its bytes hashed again, the rest asked for
    * with a Range), and keep the part when this call fails (the network, an abort) so that the next
    * goes on. Size and SHA-256 are checked as always; a part that was not this file's beginning is
    * discarded and the file downloaded whole. Default false: a download starts from nothing.
    */
-  continuePart?: boolean;
+  continuePart?: boolean | undefined;
 }
 
 export interface ExportToFileOptions extends DownloadOptions, PostOptions {
   /** Called with each state of the export while waiting. */
-  onProgress?: (record: ExportRecord) => void;
-  intervalMs?: number;
-  timeoutMs?: number;
+  onProgress?: ((record: ExportRecord) => void) | undefined;
+  /** Between polls of the export's record (default 1000 ms). */
+  intervalMs?: number | undefined;
+  /**
+   * How long to wait for the export to complete (default 10 minutes): SdgError. Not the client's
+   * per-attempt timeoutMs (SdgClientOptions), which still applies to each call.
+   */
+  timeoutMs?: number | undefined;
 }
 
 export interface DownloadedExport {

@@ -3,14 +3,26 @@
 import type { Result } from './result.js';
 import type { Page } from './types.js';
 
-export type PageFetcher<T> = (cursor: string | undefined) => Promise<Result<Page<T>>>;
+/**
+ * Fetches the page at `cursor`. `atMost`, when set, is how many items the run still wants: the page
+ * asks for no more (its `limit` capped), so that a run stopped by maxItems ends on a page boundary
+ * and its nextCursor goes on exactly after the last item given.
+ */
+export type PageFetcher<T> = (cursor: string | undefined, atMost: number | undefined) => Promise<Result<Page<T>>>;
 
 export interface IterateOptions {
-  /** Stop after this many items (no page is fetched beyond the one that reaches it). */
-  maxItems?: number;
+  /**
+   * Stop after this many items. The last page asks for only as many as are still wanted, so no item
+   * is bought and skipped, and nextCursor resumes right after the last one (by items or byPage()).
+   */
+  maxItems?: number | undefined;
   /** Start from this cursor (a nextCursor kept from an earlier run). */
-  cursor?: string;
+  cursor?: string | undefined;
 }
+
+/** A page's `limit`: the list's own (or its default), capped at what the run still wants. */
+export const pageLimit = (limit: number | undefined, fallback: number, atMost: number | undefined): number =>
+  atMost === undefined ? (limit ?? fallback) : Math.max(1, Math.min(limit ?? fallback, atMost));
 
 export class Paginator<T> implements AsyncIterable<T> {
   /** Pages fetched so far in this run. */
@@ -19,7 +31,11 @@ export class Paginator<T> implements AsyncIterable<T> {
   creditsCharged = 0;
   /** The balance after the last page, when the gateway said. */
   creditsRemaining: number | undefined;
-  /** The cursor of the page after the last one fetched (null at the end): keep it to resume. */
+  /**
+   * The cursor of the page after the last one fetched (null at the end): keep it to resume. A run
+   * that ends at maxItems ends on a page boundary, so nothing is skipped; a loop that breaks out
+   * part-way through a page resumes after that whole page.
+   */
   nextCursor: string | null | undefined;
 
   constructor(
@@ -27,31 +43,36 @@ export class Paginator<T> implements AsyncIterable<T> {
     private readonly opts: IterateOptions = {},
   ) {}
 
-  /** Each page with its meta (credits, request id), in order. */
+  /** Each page with its meta (credits, request id), in order, up to maxItems items in all. */
   async *byPage(): AsyncGenerator<Result<Page<T>>> {
     // Each run starts over from the first page (or the given cursor), and so do its counts.
     this.pages = 0;
     this.creditsCharged = 0;
+    const max = this.opts.maxItems;
+    if (max !== undefined && max <= 0) return;
     let cursor = this.opts.cursor;
+    let items = 0;
     for (;;) {
-      const page = await this.fetchPage(cursor);
+      const page = await this.fetchPage(cursor, max === undefined ? undefined : max - items);
       this.pages++;
       this.creditsCharged += page.credits?.charged ?? 0;
       if (page.credits) this.creditsRemaining = page.credits.remaining;
       this.nextCursor = page.data.nextCursor;
+      items += page.data.items.length;
       yield page;
       if (!page.data.hasNextPage || !page.data.nextCursor) return;
+      if (max !== undefined && items >= max) return;
       cursor = page.data.nextCursor;
     }
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<T> {
     const max = this.opts.maxItems ?? Infinity;
-    if (max <= 0) return;
     let n = 0;
     for await (const page of this.byPage()) {
       for (const item of page.data.items) {
         yield item;
+        // A gateway that answered more than the page asked for: the run still stops at maxItems.
         if (++n >= max) return;
       }
     }

@@ -7,22 +7,26 @@ import { parseRetryAfter } from './retry-after.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 4; 0 turns retrying off). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** First backoff when the answer has no Retry-After, doubled each retry (default 500 ms). */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** The longest single wait (default 30 s). A Retry-After beyond it is not waited for: the error is thrown. */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Random extra wait added to each delay, up to this fraction of it (default 0.2), so clients spread out. */
-  jitter?: number;
+  jitter?: number | undefined;
   /** Statuses retried (default 429 and 503). */
-  statuses?: number[];
+  statuses?: number[] | undefined;
 }
 
 /** What a retry looks like, for logging or progress. */
 export interface RetryEvent {
+  /** 1 for the first retry. */
   attempt: number;
+  /** How long the client waits before it (Retry-After, or the backoff). */
   delayMs: number;
+  /** The answer's status (429, 503) when there was one. */
   status?: number;
+  /** The failure when there was no answer (a dropped connection, a timeout). */
   error?: unknown;
   method: string;
   url: string;
@@ -30,7 +34,7 @@ export interface RetryEvent {
 
 export interface TransportOptions {
   fetch: typeof fetch;
-  retry: Required<RetryOptions>;
+  retry: ResolvedRetry;
   onRetry?: (event: RetryEvent) => void;
   /** How long an attempt waits for the answer's headers before it is retried like a dropped connection (0: no limit). */
   timeoutMs?: number;
@@ -41,7 +45,17 @@ export interface TransportOptions {
 /** How long an attempt waits for an answer's headers (and a download for its next bytes) by default. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 
-export const defaultRetry: Required<RetryOptions> = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.2, statuses: [429, 503] };
+/** RetryOptions with every value given. */
+export type ResolvedRetry = { [K in keyof RetryOptions]-?: NonNullable<RetryOptions[K]> };
+
+/** The retry settings: `given`'s values where set (an undefined one keeps the default). */
+export function resolveRetry(given: RetryOptions | undefined): ResolvedRetry {
+  const out = { ...defaultRetry };
+  for (const [k, v] of Object.entries(given ?? {})) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+export const defaultRetry: ResolvedRetry = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.2, statuses: [429, 503] };
 
 export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -59,7 +73,7 @@ export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
 }
 
 /** The wait before retry number `attempt` (1-based): Retry-After when given, else exponential backoff; plus jitter. */
-export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined, retry: Required<RetryOptions>, random: () => number = Math.random): number {
+export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined, retry: ResolvedRetry, random: () => number = Math.random): number {
   const base = retryAfterSeconds !== undefined ? retryAfterSeconds * 1000 : retry.baseDelayMs * 2 ** (attempt - 1);
   // Jitter only adds (waiting less than Retry-After would be refused again), within the cap.
   return Math.round(Math.min(retry.maxDelayMs, base * (1 + retry.jitter * random())));

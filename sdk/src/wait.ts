@@ -7,11 +7,11 @@ import type { Batch, BatchItem, ExportRecord, WatchlistAddItem } from './types.j
 
 export interface WaitOptions<T> extends CallOptions {
   /** Called with every state read, the first one included. */
-  onProgress?: (state: T) => void;
+  onProgress?: ((state: T) => void) | undefined;
   /** Between polls (default 1000 ms). */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
   /** Give up after this long (default 10 minutes): SdgError. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 async function poll<T>(what: string, read: () => Promise<Result<T>>, done: (t: T) => boolean, o: WaitOptions<T>): Promise<T> {
@@ -37,11 +37,13 @@ export async function waitForExport(client: SdgClient, id: string, o: WaitOption
 
 export interface AddAllOptions extends CallOptions {
   /** Items per batch (default and maximum 100). */
-  batchSize?: number;
+  batchSize?: number | undefined;
   /** After each batch completes: how many items are done of how many. */
-  onProgress?: (p: { done: number; total: number; batch: Batch }) => void;
-  intervalMs?: number;
-  timeoutMs?: number;
+  onProgress?: ((p: { done: number; total: number; batch: Batch }) => void) | undefined;
+  /** Between polls of each batch (default 1000 ms). */
+  intervalMs?: number | undefined;
+  /** Give up waiting for a batch after this long (default 10 minutes): SdgError. */
+  timeoutMs?: number | undefined;
 }
 
 export interface AddAllResult {

@@ -23,6 +23,13 @@ import { gatewayVersion } from './version.js';
 import { DemoSource } from '../sources/demo/demo-source.js';
 import { demoSample } from '../sources/demo/sample.js';
 
+// A reader that stops early (`| head`) closes the pipe: stop quietly, as other command-line tools
+// do, rather than crash on EPIPE with a stack trace (and, for a list, stop buying its pages).
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 2 });

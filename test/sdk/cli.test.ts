@@ -236,6 +236,24 @@ describe('sdg-client', () => {
     assert.equal((await new SdgClient({ apiKey: poor.apiKey, baseUrl: g.url }).balance()).data.balance, 0, 'three pages bought, none twice');
   });
 
+  test('a reader that stops early (| head) ends the run quietly, with no more pages bought', async () => {
+    const a = await g.account({ credits: 10_000 });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'sdk/src/cli/main.ts', 'timeline', g.sample.userIds[1]!, '--max', '500'], {
+      cwd: repoRoot,
+      env: { ...process.env, SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    // The reader takes the first bytes, then closes its end of the pipe, as `head` does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /EPIPE|at /);
+    const spent = 10_000 - (await new SdgClient({ apiKey: a.apiKey, baseUrl: g.url }).balance()).data.balance;
+    assert.ok(spent <= 200, `stopped after at most two pages, spent ${spent}`);
+  });
+
   test('tweet, community and wallet, as text and as JSON', async () => {
     const [tweet, tweetText, community, communityText, wallet, walletText] = await Promise.all([
       cli(['tweet', g.sample.tweetIds[0]!, '--json'], env),

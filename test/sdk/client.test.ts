@@ -77,6 +77,26 @@ describe('SdgClient', () => {
     const few = client.userTweets(userId, { maxItems: 3 });
     assert.equal((await few.toArray()).length, 3);
     assert.equal(few.pages, 1);
+
+    // A run stopped by maxItems ends on a page boundary: its last page asks for only what is still
+    // wanted, so its nextCursor resumes right after the last item (before, pages of 7 for 10 items
+    // bought 14, gave 10, and the cursor went on after the 14th: 4 tweets lost).
+    const window = { startTime: start.toISOString(), endTime: end.toISOString(), limit: 7 };
+    const ten = client.userTweets(userId, { ...window, maxItems: 10 });
+    const firstTen = await ten.toArray();
+    assert.deepEqual(firstTen.map((t) => t.id), ids.slice(0, 10));
+    assert.equal(ten.pages, 2);
+    const resumed = await client.userTweets(userId, { ...window, cursor: ten.nextCursor! }).toArray();
+    assert.deepEqual(resumed.map((t) => t.id), ids.slice(10), 'nothing skipped, nothing twice');
+    // byPage() keeps to maxItems too: one page of 5, not the whole list.
+    const paged = client.userTweets(userId, { ...window, limit: 5, maxItems: 5 });
+    let pages = 0;
+    for await (const page of paged.byPage()) pages += page.data.items.length > 0 ? 1 : 0;
+    assert.equal(pages, 1);
+    assert.equal(paged.creditsCharged, 100);
+    // exactOptionalPropertyTypes: an option given as undefined is as if not given.
+    const unset = client.userTweets(userId, { ...window, cursor: undefined, maxItems: undefined });
+    assert.equal((await unset.toArray()).length, ids.length);
   });
 
   test('retweeters paged to the end; single records; credits charged and remaining on every result', async () => {

@@ -8,6 +8,13 @@ import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { registerSocialCommands } from './social-commands.js';
 import { nextCursorOf, visible } from './output.js';
 
+// A reader that stops early (`| head`) closes the pipe: stop quietly, as other command-line tools
+// do, rather than crash on EPIPE with a stack trace (and, for a list, stop buying its pages).
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 function program(): Command {
   const p = new Command('sdg-client')
     .description('Read social data and run bulk exports through a Social Data Gateway.')
