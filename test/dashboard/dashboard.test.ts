@@ -98,7 +98,7 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await page.getByRole('button', { name: 'Sign in' }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    assert.match(await alert.innerText(), /This key was refused: The API key is not valid/);
+    assert.match(await alert.innerText(), /The gateway refused this key: it is unknown, malformed or revoked/);
     assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
     assert.equal(await page.getByRole('link', { name: 'Keys' }).count(), 0);
   });
@@ -202,6 +202,44 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await other.close();
   });
 
+  test('a long name wraps; a key that cannot be checked on reload is kept with a retry; revoking the tab\'s own key warns and signs out', async () => {
+    const long = 'W'.repeat(100);
+    const made = await g.call('/api/v1/api-keys', { method: 'POST', body: { name: long } });
+    assert.equal(made.status, 201);
+    const secret = (made.body as { data: { key: string } }).data.key;
+    const tab = await browser.context.newPage();
+    await tab.setViewportSize({ width: 1280, height: 900 });
+    await tab.goto(`${g.base}/dashboard#/keys`);
+    await tab.getByLabel('API key').fill(secret);
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    const row = tab.locator('tr', { hasText: long });
+    await row.getByText('this session').waitFor();
+    const width = await tab.evaluate(() => {
+      const d = (globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number });
+      return { page: d.document.documentElement.scrollWidth, view: d.innerWidth };
+    });
+    assert.ok(width.page <= width.view, `a 100-character name widened the page to ${width.page}px (${width.view}px wide)`);
+
+    // The gateway answers 503 when the tab reloads: the key is kept, the tab says so and retries.
+    await tab.route('**/api/v1/account', (r) => r.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"service_unavailable","message":"The store cannot be reached."},"meta":{"requestId":"req_x"}}' }));
+    await tab.reload();
+    await tab.getByText('Your key could not be checked').waitFor();
+    assert.equal(await tab.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 1, 'still signed in');
+    await tab.unroute('**/api/v1/account');
+    await tab.getByRole('button', { name: 'Try again' }).click();
+    await tab.getByRole('link', { name: 'Keys', exact: true }).waitFor();
+
+    // Revoking the key the tab is signed in with: the question says so, and the tab signs out.
+    await tab.getByRole('link', { name: 'Keys', exact: true }).click();
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    await row.getByText('It is the key this tab is signed in with: the tab signs out.').waitFor();
+    await row.getByRole('button', { name: 'Yes, revoke' }).click();
+    await tab.getByRole('status').filter({ hasText: `You were signed out: You revoked “${long}”, the key this tab was signed in with.` }).waitFor();
+    assert.equal(await tab.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
+    assert.equal((await g.call('/echo/v1/hello', { key: secret })).status, 401);
+    await tab.close();
+  });
+
   test('three usernames are added in a batch whose outcomes show as it completes; a pasted line with HTML is refused as text', async () => {
     await go('Watchlist', 'watchlist');
     const names = g.sample.usernames.slice(0, 3);
@@ -215,6 +253,23 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     assert.equal(await refused.locator('li').innerText(), '<b>nope</b>');
     assert.equal(await refused.locator('b').count(), 0);
     for (const n of names) await page.getByTestId('watchlist').getByRole('cell', { name: n, exact: true }).waitFor();
+  });
+
+  test('a batch the gateway never received keeps its lines in the box, saying so', async () => {
+    await page.route('**/social/v1/bulk-export/watchlist/batch', (r) => r.abort('connectionrefused'));
+    const seen = problems.length;
+    try {
+      const box = page.getByLabel('Usernames or numeric ids to watch');
+      await box.fill('never_sent_1\nnever_sent_2');
+      await page.getByRole('button', { name: 'Add to watchlist' }).click();
+      await page.getByTestId('batch').getByRole('heading', { name: /Batch 1 of 1: not sent: the gateway could not be reached/ }).waitFor();
+      assert.equal(await box.inputValue(), 'never_sent_1\nnever_sent_2');
+    } finally {
+      await page.unroute('**/social/v1/bulk-export/watchlist/batch');
+    }
+    // The refused connection this test made is the browser's console line, not a fault of the page.
+    problems.splice(seen, problems.length - seen, ...problems.slice(seen).filter((p) => !/ERR_CONNECTION_REFUSED/.test(p)));
+    await page.getByLabel('Usernames or numeric ids to watch').fill('');
   });
 
   test('the crawl page shows the cycle that backfilled them', async () => {

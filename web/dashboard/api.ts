@@ -20,6 +20,11 @@ export class ApiError extends Error {
 
 /** Called when the gateway refuses the session's key (revoked meanwhile, say): the app signs out. */
 let onRefused: (e: ApiError) => void = () => undefined;
+/** Signs this tab out with `reason` (the page knows the key is gone: it revoked it itself). */
+export function signOutBecause(reason: string): void {
+  onRefused(new ApiError(401, 'signed_out', reason));
+}
+
 export function whenKeyRefused(fn: (e: ApiError) => void): void {
   onRefused = fn;
 }

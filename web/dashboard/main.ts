@@ -44,7 +44,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (account: Account) => void
     } catch (err) {
       setError(
         err instanceof ApiError && err.status === 401
-          ? new Error(`This key was refused: ${err.message} Check that you copied the whole key and that it has not been revoked.`)
+          ? new Error('The gateway refused this key: it is unknown, malformed or revoked. Check that you copied the whole key.')
           : err,
       );
     } finally {
@@ -72,6 +72,21 @@ function App(): VNode {
   const [checking, setChecking] = useState(session.key() !== null);
   const [notice, setNotice] = useState<string>();
   const [page, setPage] = useState<PageId>(pageFromHash());
+  // The key kept in this tab could not be checked (the gateway down, a 503): it is kept, and the
+  // tab says so with a retry, rather than showing a sign-in form as if it had signed out.
+  const [unchecked, setUnchecked] = useState<unknown>();
+  const check = () => {
+    setChecking(true);
+    setUnchecked(undefined);
+    api<Single<Account>>('/api/v1/account').then(
+      (a) => (setAccount(a.data), setChecking(false)),
+      (err: unknown) => {
+        setChecking(false);
+        // A refused key has signed the tab out already (whenKeyRefused).
+        if (!(err instanceof ApiError && err.status === 401)) setUnchecked(err);
+      },
+    );
+  };
 
   useEffect(() => {
     const onHash = () => setPage(pageFromHash());
@@ -81,12 +96,7 @@ function App(): VNode {
       setAccount(undefined);
       setNotice(`You were signed out: ${e.message}`);
     });
-    if (session.key()) {
-      api<Single<Account>>('/api/v1/account').then(
-        (a) => (setAccount(a.data), setChecking(false)),
-        () => setChecking(false),
-      );
-    }
+    if (session.key()) check();
     return () => removeEventListener('hashchange', onHash);
   }, []);
 
@@ -103,6 +113,17 @@ function App(): VNode {
   }, [page, account]);
 
   if (checking) return html`<p class="loading" role="status">Checking your key…</p>`;
+  if (!account && unchecked && session.key()) {
+    return html`<main id="main" class="signin">
+      <h1>Social Data Gateway</h1>
+      <p role="alert">Your key could not be checked: the gateway did not answer as it should. You are still signed in in this tab.</p>
+      <${ErrorNote} error=${unchecked} />
+      <div class="row">
+        <button type="button" onClick=${check}>Try again</button>
+        <button type="button" class="link" onClick=${() => (session.clear(), setUnchecked(undefined), setNotice('Signed out. The key is no longer kept in this tab.'))}>Sign out</button>
+      </div>
+    </main>`;
+  }
   if (!account) return html`<${SignIn} notice=${notice} onSignedIn=${(a: Account) => (setNotice(undefined), setAccount(a))} />`;
 
   const signOut = () => {

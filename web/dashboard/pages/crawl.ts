@@ -43,7 +43,7 @@ export function CrawlPage(): VNode {
   const cur = status?.currentCycle;
   const last = status?.lastCompletedCycle;
   return html`<h1>Crawl</h1>
-    <p class="help">One crawl serves every watchlist: each cycle visits every watched account, stores its new tweets and refreshes recent ones.</p>
+    <p class="help">One crawl serves every watchlist on this gateway: each cycle visits every account any of its users watches, stores its new tweets and refreshes recent ones. The figures below are the whole gateway's, not this account's alone.</p>
     <${ErrorNote} error=${error} />
     ${!status && !error ? html`<p role="status">Loading…</p>` : null}
     ${status

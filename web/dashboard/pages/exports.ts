@@ -93,7 +93,7 @@ export function ExportsPage(): VNode {
     ${current
       ? html`<section class="card wide" aria-labelledby="current-export" data-testid="current-export" data-status=${current.status}>
           <h2 id="current-export">Export ${current.id}</h2>
-          <p role="status">Status: <strong>${current.status}</strong>${current.status === 'completed' ? `: ${fmtNumber(current.tweetCount)} tweets, ${fmtBytes(current.sizeBytes)}` : ''}${current.error ? `: ${current.error}` : ''}</p>
+          <p role="status">Status: <strong>${current.status}</strong>${current.status === 'completed' ? ` (${fmtNumber(current.tweetCount)} tweets, ${fmtBytes(current.sizeBytes)})` : ''}${current.error ? ` (${current.error})` : ''}</p>
           ${current.status === 'queued' || current.status === 'running' ? html`<progress aria-label="Export under way"></progress>` : null}
           ${current.status === 'completed'
             ? html`<p>sha256 <code class="hash" data-testid="current-sha256">${current.sha256}</code></p><${DownloadButton} id=${current.id} onError=${setError} />`
@@ -104,11 +104,11 @@ export function ExportsPage(): VNode {
     <${ErrorNote} error=${paged.error} />
     <${TableWrap} label="Exports" busy=${paged.loading}>
       <table data-testid="exports">
-        <thead><tr><th scope="col">Id</th><th scope="col">Range</th><th scope="col">Status</th><th scope="col" class="num">Tweets</th><th scope="col" class="num">Size</th><th scope="col">sha256</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+        <thead><tr><th scope="col">Id</th><th scope="col">Range</th><th scope="col">Status</th><th scope="col" class="num">Tweets</th><th scope="col" class="num">Size</th><th scope="col" class="col-hash">sha256</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
             (x) => html`<tr data-export-id=${x.id}><td class="mono">${x.id}</td><td>${fmtTime(x.startDate)} – ${fmtTime(x.endDate)}</td><td>${x.status}</td>
-              <td class="num">${fmtNumber(x.tweetCount)}</td><td class="num">${fmtBytes(x.sizeBytes)}</td><td><code class="hash">${x.sha256 ?? '—'}</code></td>
+              <td class="num">${fmtNumber(x.tweetCount)}</td><td class="num">${fmtBytes(x.sizeBytes)}</td><td class="col-hash"><code class="hash">${x.sha256 ?? '—'}</code></td>
               <td>${x.status === 'completed' ? html`<${DownloadButton} id=${x.id} onError=${setError} />` : null}</td></tr>`,
           )}
         </tbody>

@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, query, session, type Page, type Single } from '../api.js';
+import { ApiError, api, query, session, signOutBecause, type Page, type Single } from '../api.js';
 import { fmtTime } from '../format.js';
 import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
 
@@ -47,11 +47,11 @@ function NewKeyBox({ created, onDone }: { created: NewKey; onDone: () => void })
 }
 
 /** The question before a revocation; the focus goes to Cancel, the safe answer, and Escape cancels. */
-function Confirm({ name, prefix, busy, onYes, onNo }: { name: string | null; prefix: string; busy: boolean; onYes: () => void; onNo: () => void }): VNode {
+function Confirm({ name, prefix, own, busy, onYes, onNo }: { name: string | null; prefix: string; own: boolean; busy: boolean; onYes: () => void; onNo: () => void }): VNode {
   const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => cancel.current?.focus(), []);
   return html`<div class="confirm" role="group" aria-label=${`Confirm revoking ${name ?? prefix}`} onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onNo()}>
-    <span>Revoke${name ? html` “${name}”` : ' this key'}? Calls with it stop at once.</span>
+    <span>Revoke${name ? html` “${name}”` : ' this key'}? Calls with it stop at once.${own ? ' It is the key this tab is signed in with: the tab signs out.' : ''}</span>
     <button type="button" class="danger" disabled=${busy} onClick=${onYes}>Yes, revoke</button>
     <button type="button" ref=${cancel} onClick=${onNo}>Cancel</button>
   </div>`;
@@ -65,6 +65,7 @@ export function KeysPage(): VNode {
   const [busy, setBusy] = useState(false);
   const paged = usePaged(loadKeys, []);
   const mine = session.key() ?? '';
+  const isMine = (k: KeyView) => mine.startsWith(k.prefix) && !k.revokedAt;
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -76,7 +77,8 @@ export function KeysPage(): VNode {
       setError(undefined);
       paged.reload();
     } catch (err) {
-      setError(err);
+      // The API's words name its own call; here the way to make room is the Revoke buttons below.
+      setError(err instanceof ApiError && err.code === 'key_limit_reached' ? new Error("This account has as many active keys as its plan allows: revoke one below to create another.") : err);
     } finally {
       setBusy(false);
     }
@@ -85,6 +87,7 @@ export function KeysPage(): VNode {
     setBusy(true);
     try {
       await api<Single<KeyView>>(`/api/v1/api-keys/${encodeURIComponent(k.id)}`, { method: 'DELETE' });
+      if (isMine(k)) return signOutBecause(`You revoked ${k.name ? `“${k.name}”, ` : ''}the key this tab was signed in with.`);
       setConfirming(undefined);
       setError(undefined);
       paged.reload();
@@ -108,19 +111,19 @@ export function KeysPage(): VNode {
     <${TableWrap} label="API keys" busy=${paged.loading}>
       <table data-testid="keys">
         <caption>Keys of this account, newest first</caption>
-        <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="col-created">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
             (k) => html`<tr data-key-id=${k.id}>
-              <td class="key-name">${k.name ?? html`<span class="muted">(no name)</span>`}${mine.startsWith(k.prefix) && !k.revokedAt ? html` <span class="badge">this session</span>` : null}</td>
+              <td class="key-name">${k.name ?? html`<span class="muted">(no name)</span>`}${isMine(k) ? html` <span class="badge">this session</span>` : null}</td>
               <td class="mono">${k.prefix}…</td>
-              <td>${fmtTime(k.createdAt)}</td>
+              <td class="when col-created">${fmtTime(k.createdAt)}</td>
               <td>${k.revokedAt ? `revoked ${fmtTime(k.revokedAt)}` : 'active'}</td>
               <td>
                 ${k.revokedAt
                   ? null
                   : confirming === k.id
-                    ? html`<${Confirm} name=${k.name} prefix=${k.prefix} busy=${busy} onYes=${() => revoke(k)} onNo=${() => setConfirming(undefined)} />`
+                    ? html`<${Confirm} name=${k.name} prefix=${k.prefix} own=${isMine(k)} busy=${busy} onYes=${() => revoke(k)} onNo=${() => setConfirming(undefined)} />`
                     : html`<button type="button" onClick=${() => setConfirming(k.id)} aria-label=${`Revoke ${k.name ?? k.prefix}`}>Revoke</button>`}
               </td>
             </tr>`,

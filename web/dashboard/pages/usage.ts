@@ -48,7 +48,7 @@ export function UsagePage(): VNode {
         <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint or note</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th><th scope="col">Request</th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
-            (r) => html`<tr><td>${fmtTime(r.createdAt)}</td><td>${r.kind}</td><td>${r.endpoint ?? r.note ?? '—'}</td>
+            (r) => html`<tr><td class="when">${fmtTime(r.createdAt)}</td><td>${r.kind}</td><td>${r.endpoint ?? r.note ?? '—'}</td>
               <td class="num">${r.amount > 0 ? '+' : ''}${fmtNumber(r.amount)}</td><td class="num">${fmtNumber(r.balanceAfter)}</td><td class="mono">${r.requestId ?? '—'}</td></tr>`,
           )}
         </tbody>

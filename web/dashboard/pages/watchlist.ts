@@ -3,7 +3,7 @@
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, query, sleep, type Page, type Single } from '../api.js';
+import { ApiError, api, query, sleep, type Page, type Single } from '../api.js';
 import { fmtTime } from '../format.js';
 import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
 
@@ -92,18 +92,23 @@ export function WatchlistPage(): VNode {
     setRunning(true);
     const set = (i: number, v: { batch?: Batch; error?: unknown }) => setBatches((bs) => bs.map((b, j) => (j === i ? { ...b, ...v } : b)));
     // One batch at a time: each shows its outcomes as soon as it completes, and the plan's limit is
-    // applied in the order pasted.
+    // applied in the order pasted. The lines of a batch the gateway did not take stay in the box, to
+    // send again; those it took are cleared.
+    const unsent: Wanted[] = [];
     for (let i = 0; i < chunks.length; i++) {
+      let sent = false;
       try {
         const b = (await api<Single<Batch>>('/social/v1/bulk-export/watchlist/batch', { method: 'POST', body: { items: chunks[i] } })).data;
+        sent = true;
         set(i, { batch: b });
         await follow(b.batchId, (x) => set(i, { batch: x }));
       } catch (err) {
+        if (!sent) unsent.push(...chunks[i]!);
         set(i, { error: err });
       }
     }
     setRunning(false);
-    setText('');
+    setText(unsent.map((w) => ('username' in w ? w.username : w.socialUserId)).join('\n'));
     paged.reload();
   };
 
@@ -133,7 +138,7 @@ export function WatchlistPage(): VNode {
       : null}
     ${batches.map(
       (b) => html`<section class="batch" aria-label=${`Batch ${b.n} of ${b.of}`} data-testid="batch">
-        <h2>Batch ${b.n} of ${b.of}: ${b.error ? 'refused' : (b.batch?.status ?? 'sending')}</h2>
+        <h2>Batch ${b.n} of ${b.of}: ${b.error ? (b.batch ? 'sent, but its progress could not be read' : b.error instanceof ApiError && b.error.status !== 0 ? 'refused (its lines are back in the box)' : 'not sent: the gateway could not be reached (its lines are back in the box)') : (b.batch?.status ?? 'sending')}</h2>
         <${ErrorNote} error=${b.error} />
         ${b.batch
           ? html`<p><progress max=${b.batch.total} value=${b.batch.processed} aria-label=${`Batch ${b.n} progress`}></progress>
@@ -142,7 +147,7 @@ export function WatchlistPage(): VNode {
                 <table>
                   <thead><tr><th scope="col">Username</th><th scope="col">Id</th><th scope="col">Outcome</th></tr></thead>
                   <tbody>${b.batch.items.map(
-                    (it) => html`<tr data-status=${it.status}><td>${it.username ?? '—'}</td><td class="mono">${it.socialUserId ?? '—'}</td>
+                    (it) => html`<tr data-status=${it.status}><td class="username">${it.username ?? '—'}</td><td class="mono">${it.socialUserId ?? '—'}</td>
                       <td>${OUTCOME[it.status] ?? it.status}${it.error ? `: ${it.error}` : ''}</td></tr>`,
                   )}</tbody>
                 </table>
@@ -157,7 +162,7 @@ export function WatchlistPage(): VNode {
         <thead><tr><th scope="col">Username</th><th scope="col">Id</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
-            (w) => html`<tr><td class="username">${w.username}</td><td class="mono">${w.socialUserId}</td><td>${fmtTime(w.addedAt)}</td>
+            (w) => html`<tr><td class="username">${w.username}</td><td class="mono">${w.socialUserId}</td><td class="when">${fmtTime(w.addedAt)}</td>
               <td><button type="button" disabled=${removing !== undefined} onClick=${() => remove(w)} aria-label=${`Stop watching ${w.username}`}>${removing === w.socialUserId ? 'Removing…' : 'Remove'}</button></td></tr>`,
           )}
         </tbody>
