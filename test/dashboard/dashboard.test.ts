@@ -188,6 +188,8 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await page.waitForFunction(() => (globalThis as unknown as InPage).document.activeElement?.textContent === 'Cancel', undefined, { timeout: 5_000 });
     await page.keyboard.press('Escape');
     await row.getByRole('button', { name: /^Revoke/ }).waitFor();
+    // The focus goes back to the row's Revoke button, not to the page's body.
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.activeElement?.textContent === 'Revoke', undefined, { timeout: 5_000 });
     assert.equal((await g.call('/echo/v1/hello', { key: secret })).status, 200);
     await row.getByRole('button', { name: /^Revoke/ }).click();
     await row.getByRole('button', { name: 'Yes, revoke' }).click();
@@ -385,6 +387,8 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
   test('signing out forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
+    // The focus is on the key box (set once the form is on the page).
+    await page.waitForFunction(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id === 'api-key', undefined, { timeout: 5_000 });
     assert.equal(await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.length), 0);
     assert.deepEqual(await page.evaluate<string[]>(A11Y_CHECK), [], 'the sign-in page');
   });

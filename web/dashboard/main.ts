@@ -31,6 +31,9 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (account: Account) => void
   const [key, setKey] = useState('');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  // The one thing to do here: the focus starts on it (after signing out too, not on <body>).
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
   const submit = async (e: Event) => {
     e.preventDefault();
     const k = key.trim();
@@ -57,7 +60,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (account: Account) => void
     ${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
     <form onSubmit=${submit} method="post" action="#" novalidate>
       <label for="api-key">API key</label>
-      <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" required
+      <input id="api-key" ref=${input} name="api-key" type="password" autocomplete="off" spellcheck="false" required
         value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="key-help" />
       <p id="key-help" class="help">The key stays in this browser tab only (sessionStorage) and goes to the gateway in the X-API-Key header, never in a URL. Closing the tab forgets it.</p>
       <button type="submit" disabled=${busy}>${busy ? 'Checking…' : 'Sign in'}</button>
@@ -124,7 +127,7 @@ function App(): VNode {
       </div>
     </main>`;
   }
-  if (!account) return html`<${SignIn} notice=${notice} onSignedIn=${(a: Account) => (setNotice(undefined), setAccount(a))} />`;
+  if (!account) return html`<${SignIn} notice=${notice} onSignedIn=${(a: Account) => (setNotice(undefined), setAccount(a), requestAnimationFrame(() => document.getElementById('main')?.focus()))} />`;
 
   const signOut = () => {
     session.clear();

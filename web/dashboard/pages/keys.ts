@@ -57,6 +57,9 @@ function Confirm({ name, prefix, own, busy, onYes, onNo }: { name: string | null
   </div>`;
 }
 
+/** Moves the focus after the DOM has the element (the next frame), so a keyboard user is not left on <body>. */
+const focusSoon = (selector: string) => requestAnimationFrame(() => (document.querySelector(selector) as HTMLElement | null)?.focus());
+
 export function KeysPage(): VNode {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<NewKey>();
@@ -91,6 +94,8 @@ export function KeysPage(): VNode {
       setConfirming(undefined);
       setError(undefined);
       paged.reload();
+      // The row's button is gone with the key's status; the table is where the keyboard user was.
+      focusSoon('[data-testid="keys"] caption');
     } catch (err) {
       setError(err);
     } finally {
@@ -106,11 +111,11 @@ export function KeysPage(): VNode {
         <button type="submit" disabled=${busy}>Create key</button>
       </div>
     </form>
-    ${created ? html`<${NewKeyBox} created=${created} onDone=${() => setCreated(undefined)} />` : null}
+    ${created ? html`<${NewKeyBox} created=${created} onDone=${() => (setCreated(undefined), focusSoon('#key-name'))} />` : null}
     <${ErrorNote} error=${error ?? paged.error} />
     <${TableWrap} label="API keys" busy=${paged.loading}>
       <table data-testid="keys">
-        <caption>Keys of this account, newest first</caption>
+        <caption tabindex="-1">Keys of this account, newest first</caption>
         <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="col-created">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
@@ -123,7 +128,7 @@ export function KeysPage(): VNode {
                 ${k.revokedAt
                   ? null
                   : confirming === k.id
-                    ? html`<${Confirm} name=${k.name} prefix=${k.prefix} own=${isMine(k)} busy=${busy} onYes=${() => revoke(k)} onNo=${() => setConfirming(undefined)} />`
+                    ? html`<${Confirm} name=${k.name} prefix=${k.prefix} own=${isMine(k)} busy=${busy} onYes=${() => revoke(k)} onNo=${() => (setConfirming(undefined), focusSoon(`tr[data-key-id="${k.id}"] button`))} />`
                     : html`<button type="button" onClick=${() => setConfirming(k.id)} aria-label=${`Revoke ${k.name ?? k.prefix}`}>Revoke</button>`}
               </td>
             </tr>`,
