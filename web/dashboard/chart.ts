@@ -7,6 +7,17 @@ import uPlot from 'uplot';
 // Distinct on white and dark enough for lines and legend text (each at least 4.5:1 against white).
 export const PALETTE = ['#1f5fa8', '#b3261e', '#1b6e3a', '#7a3fa0', '#8a5a00', '#00697a', '#a0316b', '#4a4a4a'];
 
+// An endpoint keeps its colour from one view to the next (by its name, not its rank), the
+// gateway's charged operations each their own.
+const KNOWN = ['getTweet', 'getUserByUsername', 'getUserTweets', 'getRetweeters', 'getCommunity', 'getWalletBalance'];
+export function colorIndex(endpoint: string): number {
+  const known = KNOWN.indexOf(endpoint);
+  if (known >= 0) return known;
+  let h = 0;
+  for (let i = 0; i < endpoint.length; i++) h = (h * 31 + endpoint.charCodeAt(i)) >>> 0;
+  return h % PALETTE.length;
+}
+
 export interface Series {
   label: string;
   values: number[];
@@ -26,7 +37,7 @@ export function LineChart({ title, xs, series, unit, hourly }: { title: string; 
       axes: [{ values: hourly ? '{HH}:{mm}' : '{MMM} {D}' }, { label: unit, size: 60 }],
       series: [
         { label: hourly ? 'Hour' : 'Day', value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toLocaleString()) },
-        ...series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, points: { show: true, size: 5 } })),
+        ...series.map((s) => ({ label: s.label, stroke: PALETTE[colorIndex(s.label)], width: 2, points: { show: true, size: 5 } })),
       ],
     };
     const plot = new uPlot(opts, [xs, ...series.map((s) => s.values)], el);

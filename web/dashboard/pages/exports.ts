@@ -80,6 +80,9 @@ export function ExportsPage(): VNode {
     }
   };
 
+  // The same failure (the gateway unreachable) is said once, above the list.
+  const sameAsAbove = error instanceof Error && paged.error instanceof Error && error.message === paged.error.message;
+  const listError = sameAsAbove ? undefined : paged.error;
   return html`<h1>Exports</h1>
     <p class="help">An export holds the stored tweets of your watched accounts created in the range (at most 24 hours), as gzip JSON Lines.</p>
     <form class="range" onSubmit=${generate}>
@@ -101,7 +104,7 @@ export function ExportsPage(): VNode {
         </section>`
       : null}
     <h2>Your exports</h2>
-    <${ErrorNote} error=${paged.error} />
+    <${ErrorNote} error=${listError} />
     <${TableWrap} label="Exports" busy=${paged.loading}>
       <table data-testid="exports">
         <thead><tr><th scope="col">Id</th><th scope="col">Range</th><th scope="col">Status</th><th scope="col" class="num">Tweets</th><th scope="col" class="num">Size</th><th scope="col" class="col-hash">sha256</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>

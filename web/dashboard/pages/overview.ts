@@ -3,7 +3,7 @@ import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, query, type Single } from '../api.js';
-import { LineChart, PALETTE } from '../chart.js';
+import { colorIndex, LineChart } from '../chart.js';
 import { fmtNumber, isoLocal } from '../format.js';
 import { ErrorNote, TableWrap } from '../ui.js';
 
@@ -104,7 +104,7 @@ export function OverviewPage({ account, onAccount }: { account: Account; onAccou
                 <thead><tr><th scope="col">Endpoint</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Credits</th></tr></thead>
                 <tbody>
                   ${summary.endpoints.map(
-                    (e, i) => html`<tr><th scope="row"><span class="swatch" data-color=${i % PALETTE.length}></span>${e.endpoint}</th><td class="num">${fmtNumber(e.calls)}</td><td class="num">${fmtNumber(e.credits)}</td></tr>`,
+                    (e) => html`<tr><th scope="row"><span class="swatch" data-color=${colorIndex(e.endpoint)}></span>${e.endpoint}</th><td class="num">${fmtNumber(e.calls)}</td><td class="num">${fmtNumber(e.credits)}</td></tr>`,
                   )}
                   <tr class="total"><th scope="row">All</th><td class="num">${fmtNumber(summary.calls)}</td><td class="num">${fmtNumber(summary.credits)}</td></tr>
                 </tbody>
