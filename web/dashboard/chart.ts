@@ -18,6 +18,8 @@ export function colorIndex(endpoint: string): number {
   return h % PALETTE.length;
 }
 
+const WHOLE_STEPS = [1, 2, 5].flatMap((m) => [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000].map((p) => m * p)).sort((a, b) => a - b);
+
 export interface Series {
   label: string;
   values: number[];
@@ -34,7 +36,10 @@ export function LineChart({ title, xs, series, unit, hourly }: { title: string; 
       width: width(),
       height: 260,
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{ values: hourly ? '{HH}:{mm}' : '{MMM} {D}' }, { label: unit, size: 60 }],
+      // Calls and credits are whole numbers: no tick at 0.5.
+      axes: [{ values: hourly ? '{HH}:{mm}' : '{MMM} {D}' }, { label: unit, size: 60, incrs: WHOLE_STEPS }],
+      // The legend names the lines; their values are in the table below (a live legend read "--" until hovered).
+      legend: { live: false },
       series: [
         { label: hourly ? 'Hour' : 'Day', value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toLocaleString()) },
         ...series.map((s) => ({ label: s.label, stroke: PALETTE[colorIndex(s.label)], width: 2, points: { show: true, size: 5 } })),

@@ -4,7 +4,7 @@ import type { VNode } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, query, type Single } from '../api.js';
 import { colorIndex, LineChart } from '../chart.js';
-import { fmtNumber, isoLocal } from '../format.js';
+import { fmtNumber, fmtTime, isoLocal } from '../format.js';
 import { ErrorNote, TableWrap } from '../ui.js';
 
 export interface Account {
@@ -91,7 +91,7 @@ export function OverviewPage({ account, onAccount }: { account: Account; onAccou
       <${ErrorNote} error=${error} />
       ${!summary && !error ? html`<p role="status">Loading usage…</p>` : null}
       ${summary && chart
-        ? html`<p class="help" role="status">${fmtNumber(summary.calls)} charged calls, ${fmtNumber(summary.credits)} credits, from ${new Date(summary.from).toLocaleString()} to ${new Date(summary.to).toLocaleString()} (by ${summary.granularity}; free calls are not counted).</p>
+        ? html`<p class="help" role="status">${fmtNumber(summary.calls)} charged calls, ${fmtNumber(summary.credits)} credits, from ${fmtTime(summary.from)} up to ${fmtTime(summary.to)} (by ${summary.granularity}; free calls are not counted).</p>
             ${summary.endpoints.length === 0
               ? html`<p class="empty">No charged calls in this period.</p>`
               : html`<div class="charts" data-testid="charts">
