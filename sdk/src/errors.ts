@@ -21,6 +21,8 @@ export class SdgApiError extends SdgError {
     readonly code: ErrorCode | (string & {}),
     readonly requestId: string | undefined,
     readonly details: Record<string, unknown> | undefined,
+    /** The URL the refused request went to (the API key is never in it), to tell which call failed. */
+    readonly url?: string | undefined,
   ) {
     super(message);
   }
@@ -156,5 +158,5 @@ export function apiErrorFrom(response: Response, body: unknown): SdgApiError {
   // Retry-After is a header; the typed error carries it even when the body does not.
   const withRetry = retryAfter !== undefined && details?.retryAfterSeconds === undefined ? { ...details, retryAfterSeconds: retryAfter } : details;
   const Cls = (byCode as Record<string, ApiErrorClass | undefined>)[code] ?? classForStatus(response.status);
-  return new Cls(message, response.status, code, requestId, withRetry);
+  return new Cls(message, response.status, code, requestId, withRetry, response.url || undefined);
 }

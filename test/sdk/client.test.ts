@@ -215,6 +215,8 @@ describe('SdgClient', () => {
     assert.equal((await poorClient.balance()).data.balance, 50);
     await assert.rejects(client.userTweets(g.sample.protectedUserIds[0]!).toArray(), (e: unknown) => e instanceof ProtectedAccountError && e.code === 'protected_account');
     await assert.rejects(client.getExport('123'), (e: unknown) => e instanceof NotFoundError && e.code === 'not_found');
+    // The error names the URL it came from (what an uncaught error prints), never the key.
+    await assert.rejects(client.userByUsername('no_such_user_zz'), (e: unknown) => e instanceof NotFoundError && e.url === `${g.url}/social/v1/users/by/username/no_such_user_zz`);
     await assert.rejects(client.userTweets(g.sample.userIds[0]!, { startTime: 'yesterday' }).toArray(), (e: unknown) => {
       assert.ok(e instanceof InvalidRequestError);
       assert.equal(e.code, 'invalid_request');
