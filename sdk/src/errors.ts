@@ -80,9 +80,17 @@ export class UpstreamError extends SdgApiError {
 /** The gateway could not be reached (connection refused, reset, DNS, timeout). */
 export class NetworkError extends SdgError {
   override name = 'NetworkError';
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** True when the last attempt got no answer within the client's timeoutMs (rather than a refused or dropped connection). */
+  readonly timedOut: boolean;
+  constructor(message: string, options?: { cause?: unknown; timedOut?: boolean }) {
     super(message, options);
+    this.timedOut = options?.timedOut ?? false;
   }
+}
+
+/** A wait for a batch or an export (waitForBatch, waitForExport, exportToFile, addAllToWatchlist) that reached its timeoutMs. */
+export class WaitTimeoutError extends SdgError {
+  override name = 'WaitTimeoutError';
 }
 
 /** An export that ended `failed`, or a downloaded file whose size or SHA-256 differ from its record. */

@@ -40,7 +40,7 @@ export interface ExportToFileOptions extends DownloadOptions, PostOptions {
   /** Between polls of the export's record (default 1000 ms). */
   intervalMs?: number | undefined;
   /**
-   * How long to wait for the export to complete (default 10 minutes): SdgError. Not the client's
+   * How long to wait for the export to complete (default 10 minutes): WaitTimeoutError. Not the client's
    * per-attempt timeoutMs (SdgClientOptions), which still applies to each call.
    */
   timeoutMs?: number | undefined;

@@ -100,9 +100,10 @@ export function retryingFetch(opts: TransportOptions): typeof fetch {
         response = await opts.fetch(deadline ? new Request(request.clone(), { signal: AbortSignal.any([request.signal, deadline.signal]) }) : request.clone());
       } catch (caught) {
         if (request.signal.aborted) throw caught;
-        const error = deadline?.signal.aborted ? deadline.signal.reason : caught;
+        const timedOut = deadline?.signal.aborted === true;
+        const error = timedOut ? deadline!.signal.reason : caught;
         // A connection that failed is retried like a 503: a POST carries its key, so it cannot run twice.
-        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describeError(error)}`, { cause: error });
+        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describeError(error)}`, { cause: error, timedOut });
         const delayMs = retryDelayMs(attempt, undefined, opts.retry);
         opts.onRetry?.({ attempt, delayMs, error, method: request.method, url: request.url });
         await wait(delayMs, request.signal);

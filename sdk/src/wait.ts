@@ -1,6 +1,6 @@
 // Waiting on the gateway's background jobs (watchlist batches, exports) by polling their records.
 import type { SdgClient, CallOptions } from './client.js';
-import { ExportError, SdgError } from './errors.js';
+import { ExportError, WaitTimeoutError } from './errors.js';
 import type { Result } from './result.js';
 import { sleep } from './transport.js';
 import type { Batch, BatchItem, ExportRecord, WatchlistAddItem } from './types.js';
@@ -10,7 +10,7 @@ export interface WaitOptions<T> extends CallOptions {
   onProgress?: ((state: T) => void) | undefined;
   /** Between polls (default 1000 ms). */
   intervalMs?: number | undefined;
-  /** Give up after this long (default 10 minutes): SdgError. */
+  /** Give up after this long (default 10 minutes): WaitTimeoutError. */
   timeoutMs?: number | undefined;
 }
 
@@ -20,7 +20,7 @@ async function poll<T>(what: string, read: () => Promise<Result<T>>, done: (t: T
     const { data } = await read();
     o.onProgress?.(data);
     if (done(data)) return data;
-    if (Date.now() >= deadline) throw new SdgError(`${what} did not finish within ${o.timeoutMs ?? 600_000} ms.`);
+    if (Date.now() >= deadline) throw new WaitTimeoutError(`${what} did not finish within ${o.timeoutMs ?? 600_000} ms.`);
     await sleep(o.intervalMs ?? 1000, o.signal);
   }
 }
@@ -42,7 +42,7 @@ export interface AddAllOptions extends CallOptions {
   onProgress?: ((p: { done: number; total: number; batch: Batch }) => void) | undefined;
   /** Between polls of each batch (default 1000 ms). */
   intervalMs?: number | undefined;
-  /** Give up waiting for a batch after this long (default 10 minutes): SdgError. */
+  /** Give up waiting for a batch after this long (default 10 minutes): WaitTimeoutError. */
   timeoutMs?: number | undefined;
 }
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { ConflictError, ExportError, SdgClient, type DownloadProgress } from '../../sdk/src/index.js';
+import { ConflictError, ExportError, SdgClient, WaitTimeoutError, type DownloadProgress } from '../../sdk/src/index.js';
 import { startGateway, type Gateway } from './gateway.js';
 
 describe('export helpers', () => {
@@ -84,7 +84,7 @@ describe('export helpers', () => {
       const { data } = await client.generateExport({ startDate: range.startDate, endDate: new Date(end.getTime() - 3_600_000).toISOString() });
       assert.equal((await client.getExport(data.id)).data.status, 'queued');
       await assert.rejects(client.downloadExport(data.id, join(dir, 'early.jsonl.gz')), (e: unknown) => e instanceof ConflictError && e.code === 'export_not_ready');
-      await assert.rejects(client.waitForExport(data.id, { intervalMs: 20, timeoutMs: 100 }), /did not finish within 100 ms/);
+      await assert.rejects(client.waitForExport(data.id, { intervalMs: 20, timeoutMs: 100 }), (e: unknown) => e instanceof WaitTimeoutError && /did not finish within 100 ms/.test(e.message));
     } finally {
       await g.startJobs();
     }

@@ -39,6 +39,18 @@ describe('the per-attempt deadline', () => {
     await new Promise((r) => slow.close(r));
   });
 
+  test('a refused connection is a NetworkError that did not time out', async () => {
+    const closed = await new Promise<number>((res) => {
+      const srv = createServer();
+      srv.listen(0, '127.0.0.1', () => {
+        const port = (srv.address() as { port: number }).port;
+        srv.close(() => res(port));
+      });
+    });
+    const client = new SdgClient({ apiKey: 'sdg_test', baseUrl: `http://127.0.0.1:${closed}`, retry: { maxRetries: 0 } });
+    await assert.rejects(client.balance(), (e: unknown) => e instanceof NetworkError && e.timedOut === false);
+  });
+
   test('no answer: each attempt is given up at the deadline and retried, a POST with its one Idempotency-Key, then NetworkError', async () => {
     const retries: RetryEvent[] = [];
     const client = new SdgClient({ apiKey: 'sdg_test', baseUrl: `http://127.0.0.1:${silentPort}`, timeoutMs: 150, retry: { maxRetries: 2, baseDelayMs: 1 }, onRetry: (e) => retries.push(e) });
@@ -47,6 +59,7 @@ describe('the per-attempt deadline', () => {
     await assert.rejects(client.createKey({ name: 'k' }), (e: unknown) => {
       assert.ok(e instanceof NetworkError, String(e));
       assert.match(e.message, /no answer within 150 ms/);
+      assert.equal(e.timedOut, true, 'told apart from a refused connection');
       return true;
     });
     assert.ok(Date.now() - started >= 3 * 150, 'three attempts, each waited out');
