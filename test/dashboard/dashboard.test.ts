@@ -334,6 +334,13 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await page.getByTestId('ledger').getByText('(getCommunity only)').waitFor();
     await idle();
     assert.deepEqual(await endpoints(), ['getCommunity']);
+    // The filter is in the URL: a reload keeps it.
+    assert.match(page.url(), /#\/usage\?endpoint=getCommunity$/);
+    await page.reload();
+    await page.getByTestId('ledger').getByText('(getCommunity only)').waitFor();
+    await idle();
+    assert.deepEqual(await endpoints(), ['getCommunity']);
+    assert.equal(await page.getByLabel('Endpoint').inputValue(), 'getCommunity');
   });
 
   test('a username from the store that holds HTML is shown as text, and that account is removed', async () => {

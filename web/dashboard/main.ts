@@ -23,7 +23,8 @@ const PAGES = [
 type PageId = (typeof PAGES)[number]['id'];
 
 function pageFromHash(): PageId {
-  const id = location.hash.replace(/^#\/?/, '');
+  // The page is the hash's path; what follows a '?' is the page's own state (the usage filter).
+  const id = location.hash.replace(/^#\/?/, '').split('?')[0];
   return PAGES.find((p) => p.id === id)?.id ?? 'overview';
 }
 

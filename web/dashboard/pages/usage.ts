@@ -19,8 +19,15 @@ interface LedgerEntry {
   createdAt: string;
 }
 
+/** The filter kept in the URL (#/usage?endpoint=…), so a reload or a shared link keeps it. */
+const endpointInUrl = (): string => new URLSearchParams(location.hash.split('?')[1] ?? '').get('endpoint') ?? '';
+
 export function UsagePage(): VNode {
-  const [endpoint, setEndpoint] = useState('');
+  const [endpoint, setEndpointState] = useState(endpointInUrl);
+  const setEndpoint = (v: string) => {
+    setEndpointState(v);
+    history.replaceState(null, '', `#/usage${v ? `?${new URLSearchParams({ endpoint: v })}` : ''}`);
+  };
   const [endpoints, setEndpoints] = useState<string[]>([]);
   const paged = usePaged((cursor) => api<Page<LedgerEntry>>(`/api/v1/usage${query({ cursor, limit: 25, endpoint })}`), [endpoint]);
   // The endpoints charged in the last year name the filter's choices.
@@ -38,7 +45,7 @@ export function UsagePage(): VNode {
       <label for="endpoint-filter">Endpoint</label>
       <select id="endpoint-filter" value=${endpoint} onChange=${(e: Event) => setEndpoint((e.target as HTMLSelectElement).value)}>
         <option value="">All entries (charges and grants)</option>
-        ${endpoints.map((e) => html`<option value=${e}>${e}</option>`)}
+        ${(endpoint && !endpoints.includes(endpoint) ? [...endpoints, endpoint] : endpoints).map((e) => html`<option value=${e}>${e}</option>`)}
       </select>
     </div>
     <${ErrorNote} error=${paged.error} />
