@@ -21,7 +21,7 @@ export class SdgApiError extends SdgError {
     readonly code: ErrorCode | (string & {}),
     readonly requestId: string | undefined,
     readonly details: Record<string, unknown> | undefined,
-    /** The URL the refused request went to (the API key is never in it), to tell which call failed. */
+    /** The URL the refused request went to, without its query (never the key, never a link's signature), to tell which call failed. */
     readonly url?: string | undefined,
   ) {
     super(message);
@@ -166,5 +166,19 @@ export function apiErrorFrom(response: Response, body: unknown): SdgApiError {
   // Retry-After is a header; the typed error carries it even when the body does not.
   const withRetry = retryAfter !== undefined && details?.retryAfterSeconds === undefined ? { ...details, retryAfterSeconds: retryAfter } : details;
   const Cls = (byCode as Record<string, ApiErrorClass | undefined>)[code] ?? classForStatus(response.status);
-  return new Cls(message, response.status, code, requestId, withRetry, response.url || undefined);
+  return new Cls(message, response.status, code, requestId, withRetry, withoutQuery(response.url));
+}
+
+/**
+ * The URL without its query: enough to tell which call failed, and a download link's query is its
+ * signature (whoever holds it may fetch the file until it expires), which has no place in a log.
+ */
+function withoutQuery(url: string): string | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -8,6 +8,7 @@ import {
   InvalidRequestError,
   NotFoundError,
   ProtectedAccountError,
+  SdgApiError,
   SdgClient,
   operationMethods,
   type Tweet,
@@ -217,6 +218,8 @@ describe('SdgClient', () => {
     await assert.rejects(client.getExport('123'), (e: unknown) => e instanceof NotFoundError && e.code === 'not_found');
     // The error names the URL it came from (what an uncaught error prints), never the key.
     await assert.rejects(client.userByUsername('no_such_user_zz'), (e: unknown) => e instanceof NotFoundError && e.url === `${g.url}/social/v1/users/by/username/no_such_user_zz`);
+    // Without the query: a cursor here, a download link's signature elsewhere.
+    await assert.rejects(client.usagePage({ cursor: 'not-a-cursor' }), (e: unknown) => e instanceof SdgApiError && e.code === 'invalid_cursor' && e.url === `${g.url}/api/v1/usage`);
     await assert.rejects(client.userTweets(g.sample.userIds[0]!, { startTime: 'yesterday' }).toArray(), (e: unknown) => {
       assert.ok(e instanceof InvalidRequestError);
       assert.equal(e.code, 'invalid_request');
