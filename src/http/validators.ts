@@ -52,7 +52,7 @@ export function validatorCompiler(): LazyValidatorCompiler {
 
 // Ajv coerces a text value to a number as JavaScript does: `limit=0x10` became 16, `1e1` 10, ` 2`
 // 2. A number in a query string or a path is written in decimal digits, as the contract's integers
-// are; anything else is refused before Ajv sees it, with Ajv's own words for a wrong type.
+// are; anything else is refused (read before Ajv coerces it), in Ajv's own words for a wrong type.
 const DECIMAL: Record<'integer' | 'number', RegExp> = { integer: /^-?[0-9]+$/, number: /^-?[0-9]+(\.[0-9]+)?$/ };
 
 interface NumericField {
