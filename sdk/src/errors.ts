@@ -113,7 +113,7 @@ export function isAbort(error: unknown): boolean {
 type ApiErrorClass = new (...args: ConstructorParameters<typeof SdgApiError>) => SdgApiError;
 
 // Every code of the document has its class: a new code fails the SDK's build until it is placed here.
-const byCode: Record<ErrorCode, ApiErrorClass> = {
+const byCode = {
   invalid_request: InvalidRequestError,
   invalid_cursor: InvalidRequestError,
   invalid_date_range: InvalidRequestError,
@@ -136,7 +136,19 @@ const byCode: Record<ErrorCode, ApiErrorClass> = {
   upstream_timeout: UpstreamError,
   internal_error: SdgApiError,
   service_unavailable: SdgApiError,
-};
+} as const satisfies Record<ErrorCode, ApiErrorClass>;
+
+/** The class of the error the SDK throws for a code of the gateway's, e.g. InsufficientCreditsError for `insufficient_credits`. */
+export type ErrorOfCode<C extends ErrorCode> = InstanceType<(typeof byCode)[C]> & { readonly code: C };
+
+/**
+ * Whether `error` is the gateway's refusal with this code, narrowed to its class: after
+ * `if (isApiError(e, 'insufficient_credits'))`, `e.required` and `e.balance` are typed (comparing
+ * `e.code` alone narrows nothing, and a misspelt code does not compile here).
+ */
+export function isApiError<C extends ErrorCode>(error: unknown, code: C): error is ErrorOfCode<C> {
+  return error instanceof SdgApiError && error.code === code;
+}
 
 function classForStatus(status: number): ApiErrorClass {
   if (status === 400 || status === 413 || status === 415 || status === 416) return InvalidRequestError;

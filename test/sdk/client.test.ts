@@ -6,6 +6,7 @@ import {
   AuthenticationError,
   InsufficientCreditsError,
   InvalidRequestError,
+  isApiError,
   NotFoundError,
   ProtectedAccountError,
   SdgApiError,
@@ -211,6 +212,16 @@ describe('SdgClient', () => {
       assert.equal(e.code, 'insufficient_credits');
       assert.equal(e.required, 100);
       assert.equal(e.balance, 50);
+      return true;
+    });
+    // By code: narrowed to the class, its fields typed (this file is type-checked); a misspelt code does not compile.
+    await assert.rejects(poorClient.tweet(g.sample.tweetIds[0]!), (e: unknown) => {
+      assert.ok(isApiError(e, 'insufficient_credits'));
+      const required: number = e.required;
+      assert.equal(required, 100);
+      assert.equal(isApiError(e, 'rate_limited'), false);
+      // @ts-expect-error: no such code
+      assert.equal(isApiError(e, 'insuficient_credits'), false);
       return true;
     });
     assert.equal((await poorClient.balance()).data.balance, 50);
