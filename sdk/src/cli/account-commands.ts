@@ -46,7 +46,7 @@ export function registerAccountCommands(program: Command): void {
       }
       const max = intOption('--max', flags.max);
       const lines = new Lines(undefined);
-      for await (const e of ctx.client.usage({ maxItems: max, limit: Math.min(100, Math.max(1, max ?? 100)) })) {
+      for await (const e of ctx.client.usage({ maxItems: max, limit: 100 })) {
         if (ctx.out.json) await lines.write(e);
         else say(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
       }

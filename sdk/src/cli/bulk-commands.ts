@@ -122,7 +122,7 @@ export function registerBulkCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const max = intOption('--max', flags.max);
       const lines = new Lines(undefined);
-      for await (const e of ctx.client.exports({ maxItems: max, limit: Math.min(100, Math.max(1, max ?? 100)) })) {
+      for await (const e of ctx.client.exports({ maxItems: max })) {
         if (ctx.out.json) await lines.write(e);
         else say(`${recordLine(e)}\n`);
       }

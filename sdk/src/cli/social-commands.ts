@@ -86,7 +86,6 @@ export function registerSocialCommands(program: Command): void {
         sinceId: flags.sinceId,
         untilId: flags.untilId,
         maxItems: max,
-        ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}),
       });
       // The username's lookup costs credits again: the hint names the id instead.
       await drain(ctx, list, flags, 'tweets', { lookup, ...(userId === user ? {} : { instead: `with ${userId} for ${user}, not to pay for its lookup again` }) });
@@ -102,7 +101,7 @@ export function registerSocialCommands(program: Command): void {
     .action(async (tweetId: string, flags: ListFlags, cmd: Command) => {
       const ctx = contextOf(cmd);
       const max = intOption('--max', flags.max);
-      const list = ctx.client.retweeters(tweetId, { cursor: flags.cursor, maxItems: max, ...(max !== undefined && max < 100 ? { limit: Math.max(1, max) } : {}) });
+      const list = ctx.client.retweeters(tweetId, { cursor: flags.cursor, maxItems: max });
       await drain(ctx, list, flags, 'retweeters');
     });
 
