@@ -62,6 +62,14 @@ const OUTCOME: Record<string, string> = {
   failed: 'failed',
 };
 
+/** A batch's heading: its status, or what became of it when a call failed (ApiError status 0: no answer). */
+function batchState(b: { batch?: Batch; error?: unknown }): string {
+  if (!b.error) return b.batch?.status ?? 'sending';
+  if (b.batch) return 'sent, but its progress could not be read';
+  if (b.error instanceof ApiError && b.error.status !== 0) return 'refused (its lines are back in the box)';
+  return 'not sent: the gateway could not be reached (its lines are back in the box)';
+}
+
 async function follow(batchId: string, onUpdate: (b: Batch) => void): Promise<Batch> {
   for (let wait = 300; ; wait = Math.min(2_000, wait * 1.5)) {
     const b = (await api<Single<Batch>>(`/social/v1/bulk-export/watchlist/batch/${encodeURIComponent(batchId)}`)).data;
@@ -138,7 +146,7 @@ export function WatchlistPage(): VNode {
       : null}
     ${batches.map(
       (b) => html`<section class="batch" aria-label=${`Batch ${b.n} of ${b.of}`} data-testid="batch">
-        <h2>Batch ${b.n} of ${b.of}: ${b.error ? (b.batch ? 'sent, but its progress could not be read' : b.error instanceof ApiError && b.error.status !== 0 ? 'refused (its lines are back in the box)' : 'not sent: the gateway could not be reached (its lines are back in the box)') : (b.batch?.status ?? 'sending')}</h2>
+        <h2>Batch ${b.n} of ${b.of}: ${batchState(b)}</h2>
         <${ErrorNote} error=${b.error} />
         ${b.batch
           ? html`<p><progress max=${b.batch.total} value=${b.batch.processed} aria-label=${`Batch ${b.n} progress`}></progress>
