@@ -158,7 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     allowedHosts: allowedHosts(env),
     metricsToken: metricsToken(env),
-    metricsPort: env['METRICS_PORT'] === undefined || env['METRICS_PORT'] === '' ? undefined : num(env, 'METRICS_PORT', 0, { min: 0, max: 65535, integer: true }),
+    metricsPort: optStr(env, 'METRICS_PORT') === undefined ? undefined : num(env, 'METRICS_PORT', 0, { min: 0, max: 65535, integer: true }),
     authFailuresPerMinute: num(env, 'AUTH_FAILURES_PER_MINUTE', 60, { integer: true, min: 1, max: 1_000_000 }),
     source: {
       kind: sourceKind,
