@@ -5,13 +5,22 @@ import { LazyCompiles } from './lazy-compile.js';
 
 // Query strings, paths and headers are text, so they are coerced to the schema's types ("20" → 20);
 // JSON bodies are not: {"name": 5} where a string is wanted is a client's mistake and gets a 400.
-function makeAjv(coerce: boolean): Ajv {
-  // allErrors: a 400 names each offending field (contract, section 3), not only the first one found.
-  const opts: Options = { coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false };
+function makeAjv(coerce: boolean, allErrors: boolean): Ajv {
+  const opts: Options = { coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, allErrors, strict: false };
   const ajv = new Ajv(opts);
   addFormats.default(ajv);
   return ajv;
 }
+
+/**
+ * A 400 names each offending field (contract, section 3), which takes Ajv's `allErrors`; but
+ * `allErrors` checks a body to its end whatever it holds, and a 1 MB body of 340,000 wrong items
+ * cost half a second of the event loop for one 400. So each part is checked first by a validator
+ * that stops at the first error (what every valid request runs), and only a value of at most
+ * FULL_CHECK_VALUES values (the largest valid body holds about a hundred) is checked again for all
+ * its errors; a larger one is named by its first.
+ */
+export const FULL_CHECK_VALUES = 2_000;
 
 export type LazyValidatorCompiler = FastifySchemaCompiler<unknown> & Pick<LazyCompiles, 'compileAll'>;
 
@@ -21,19 +30,30 @@ export type LazyValidatorCompiler = FastifySchemaCompiler<unknown> & Pick<LazyCo
  * (test/openapi/schemas-compile.test.ts).
  */
 export function validatorCompiler(): LazyValidatorCompiler {
-  let body: Ajv | undefined;
-  let text: Ajv | undefined;
-  const ajvFor = (httpPart: string | undefined) => (httpPart === 'body' ? (body ??= makeAjv(false)) : (text ??= makeAjv(true)));
+  const ajvs = new Map<string, Ajv>();
+  const ajvFor = (httpPart: string | undefined, allErrors: boolean) => {
+    const coerce = httpPart !== 'body';
+    const name = `${coerce}/${allErrors}`;
+    let ajv = ajvs.get(name);
+    if (!ajv) ajvs.set(name, (ajv = makeAjv(coerce, allErrors)));
+    return ajv;
+  };
   const lazy = new LazyCompiles();
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-    const compiled = lazy.defer(() => ajvFor(httpPart).compile(schema as object));
+    const firstError = lazy.defer(() => ajvFor(httpPart, false).compile(schema as object));
+    const allErrors = lazy.defer(() => ajvFor(httpPart, true).compile(schema as object));
     const numeric = httpPart === 'body' ? [] : numericFields(schema);
     // Fastify reads `errors` off the function it was given, so it is copied from the compiled one.
     const validate = Object.assign(
       (data: unknown) => {
         const wrong = numeric.length > 0 ? notDecimal(data, numeric) : undefined;
-        const check = compiled();
-        const ok = check(data);
+        let check = firstError();
+        let ok = check(data);
+        // Ajv's coercion and defaults have changed `data` in place, which checking it again repeats.
+        if (!ok && !hasMoreValuesThan(data, FULL_CHECK_VALUES)) {
+          check = allErrors();
+          ok = check(data);
+        }
         if (wrong === undefined) {
           validate.errors = check.errors;
           return ok;
@@ -48,6 +68,28 @@ export function validatorCompiler(): LazyValidatorCompiler {
     return validate;
   };
   return Object.assign(compiler, { compileAll: () => lazy.compileAll() });
+}
+
+/** Whether `data` holds more than `limit` values (object keys count too), reading at most about `limit` of them. */
+export function hasMoreValuesThan(data: unknown, limit: number): boolean {
+  let left = limit;
+  const stack: unknown[] = [data];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (--left < 0) return true;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      if (v.length > left) return true;
+      for (const x of v) stack.push(x);
+    } else {
+      const values = Object.values(v);
+      // A key is a value of its own (an unknown one is an error of its own).
+      left -= values.length;
+      if (left < 0) return true;
+      for (const x of values) stack.push(x);
+    }
+  }
+  return false;
 }
 
 // Ajv coerces a text value to a number as JavaScript does: `limit=0x10` became 16, `1e1` 10, ` 2`

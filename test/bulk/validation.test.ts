@@ -94,6 +94,13 @@ for (const backend of backends()) {
       const named = (errorOf(many).details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
       assert.equal(named.length, 20);
       assert.equal(new Set(named).size, 20, 'each field once');
+      // Past FULL_CHECK_VALUES values a body is named by its first error: finding them all cost half
+      // a second of the event loop on a 1 MB body of 340,000 wrong items (one 400, any tenant).
+      const huge = await add({ items: Array.from({ length: 5_000 }, () => []) });
+      assert.equal(huge.statusCode, 400);
+      const first = (errorOf(huge).details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
+      assert.equal(first.length, 1, huge.body);
+      assert.equal(errorOf(huge).message, `${first[0]} ${(errorOf(huge).details as { fields: Array<{ message: string }> }).fields[0]!.message}.`);
     });
 
     test('batch add: 1 to 100 items, each with a numeric socialUserId and/or a well-formed username', async () => {
