@@ -19,25 +19,32 @@ function flawOf(text: string): Flaw | undefined {
   return undefined;
 }
 
-/** The first string (or object key) in `value` that no store keeps as sent: where, and why. */
+/**
+ * The first string (or object key) in `value` that no store keeps as sent: where, and why. Walked
+ * with a stack of its own, not recursively: a body nested 10,000 deep overflowed the call stack, and
+ * the RangeError was reported as a refused __proto__ key.
+ */
 function flawAt(value: unknown, path: string): { at: string; flaw: Flaw } | undefined {
-  if (typeof value === 'string') {
-    const flaw = flawOf(value);
-    return flaw ? { at: path, flaw } : undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = flawAt(value[i], `${path}.${i}`);
-      if (found) return found;
+  const stack: Array<[unknown, string]> = [[value, path]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === 'string') {
+      const flaw = flawOf(v);
+      if (flaw) return { at, flaw };
+      continue;
     }
-    return undefined;
-  }
-  for (const [k, v] of Object.entries(value)) {
-    const flaw = flawOf(k);
-    if (flaw) return { at: path, flaw };
-    const found = flawAt(v, `${path}.${k}`);
-    if (found) return found;
+    if (v === null || typeof v !== 'object') continue;
+    // Pushed last first, so that the first flaw in the body's order is the one named.
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}.${i}`]);
+      continue;
+    }
+    const entries = Object.entries(v);
+    for (const [k] of entries) {
+      const flaw = flawOf(k);
+      if (flaw) return { at, flaw };
+    }
+    for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${at}.${entries[i]![0]}`]);
   }
   return undefined;
 }

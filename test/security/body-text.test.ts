@@ -54,6 +54,14 @@ for (const backend of backends()) {
       assert.equal((JSON.parse(batches.body) as { items: unknown[] }).items.length, 0, 'nothing watched');
     });
 
+    test('a NUL deep in a body nested 10,000 levels is named as such (the walk overflowed the stack and said __proto__)', async () => {
+      const depth = 10_000;
+      const r = await post('/api/v1/api-keys', `{"name":"x","z":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)}}`);
+      assert.equal(r.statusCode, 400, r.body);
+      const e = errorOf(r);
+      assert.equal(e.message, `body.z${'.0'.repeat(depth)} holds a NUL character.`);
+    });
+
     test('a backslash written before u0000 is text, not a NUL; other bodies parse as before', async () => {
       const r = await post('/api/v1/api-keys', '{"name":"a\\\\u0000"}');
       assert.equal(r.statusCode, 201, r.body);
