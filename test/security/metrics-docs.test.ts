@@ -41,6 +41,18 @@ describe('/metrics without a token, /docs', () => {
     assert.match(errorOf(remote).message, /loopback/);
   });
 
+  test('/metrics behind a proxy on the same host: loopback is the proxy, the client is not', async () => {
+    const proxied = await startHarness('sqlite', { TRUST_PROXY: '1' });
+    try {
+      const through = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      assert.equal(through.statusCode, 401, 'a client the proxy forwards');
+      assert.equal((await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).statusCode, 200, 'a scraper on the host');
+      assert.equal((await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.9', headers: { 'x-forwarded-for': '127.0.0.1' } })).statusCode, 401, 'a remote connection naming loopback');
+    } finally {
+      await proxied.close();
+    }
+  });
+
   test('/docs has a CSP forbidding framing, nosniff and no referrer', async () => {
     for (const url of ['/docs', '/docs/static/index.html']) {
       const res = await h.app.inject({ method: 'GET', url });
