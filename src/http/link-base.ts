@@ -13,6 +13,9 @@ export function linkBase(config: Pick<Config, 'publicBaseUrl' | 'allowedHosts'>)
   const fallback = config.allowedHosts[0]!;
   return (request) => {
     const host = request.host.toLowerCase();
-    return `${request.protocol}://${allowed.has(host) ? host : fallback}`;
+    // request.protocol reads X-Forwarded-Proto under TRUST_PROXY, as sent: `javascript` made a
+    // `javascript://` link. Only the two a link can have.
+    const scheme = request.protocol === 'https' ? 'https' : 'http';
+    return `${scheme}://${allowed.has(host) ? host : fallback}`;
   };
 }

@@ -69,3 +69,22 @@ describe('X-Forwarded-For with one trusted hop', () => {
     }
   });
 });
+
+test('X-Forwarded-Proto under TRUST_PROXY: https or http, never another scheme in a link', async () => {
+  const { default: Fastify } = await import('fastify');
+  const { linkBase } = await import('../../src/http/link-base.js');
+  // One trusted hop, as app.ts gives Fastify TRUST_PROXY=1 (a plain number trusts no hop in Fastify 5.12).
+  const app = Fastify({ trustProxy: (_address: string, hop: number) => hop < 1 });
+  const base = linkBase({ publicBaseUrl: undefined, allowedHosts: ['gw.example.test'] });
+  app.get('/base', (request) => ({ base: base(request) }));
+  try {
+    const baseFor = async (proto: string) =>
+      json<{ base: string }>(await app.inject({ url: '/base', remoteAddress: '127.0.0.1', headers: { host: 'gw.example.test', 'x-forwarded-proto': proto } })).base;
+    assert.equal(await baseFor('https'), 'https://gw.example.test');
+    assert.equal(await baseFor('http'), 'http://gw.example.test');
+    assert.equal(await baseFor('javascript'), 'http://gw.example.test');
+    assert.equal(await baseFor('gopher'), 'http://gw.example.test');
+  } finally {
+    await app.close();
+  }
+});
