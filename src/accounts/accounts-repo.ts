@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { newId, nowIso } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
 import { generateApiKey } from './api-keys.js';
@@ -31,11 +31,30 @@ export async function createAccount(
   return { accountId };
 }
 
+/**
+ * Inside a transaction: takes the account's row lock (a row lock on Postgres, the write lock on
+ * SQLite) before a check of what the account holds, so that two requests cannot both find room
+ * for one more (a count and then an insert let 30 concurrent requests on two processes make 7 keys
+ * against a limit of 5).
+ */
+export async function lockAccountRow(trx: Kysely<Database>, accountId: string): Promise<void> {
+  await trx.updateTable('accounts').set({ plan_id: sql`plan_id` }).where('id', '=', accountId).execute();
+}
+
+export interface NewKey {
+  id: string;
+  /** The secret, shown once. */
+  key: string;
+  prefix: string;
+  createdAt: string;
+  name: string | null;
+}
+
 export async function createKey(
   db: Kysely<Database>,
   accountId: string,
   name: string | null,
-): Promise<{ id: string; key: string; prefix: string; createdAt: string; name: string | null }> {
+): Promise<NewKey> {
   const { key, prefix, hash } = generateApiKey();
   const id = newId('key');
   const createdAt = nowIso();

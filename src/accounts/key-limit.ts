@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Plan } from '../config/plans.js';
 import type { Database } from '../db/schema.js';
+import { createKey, lockAccountRow, type NewKey } from './accounts-repo.js';
 import { AppError } from '../errors/app-error.js';
 
 export const DEFAULT_KEY_LIMIT = 20;
@@ -11,19 +12,26 @@ export function keyLimitOf(plans: readonly Plan[], planId: string): number {
   return plans.find((p) => p.id === planId)?.keyLimit ?? DEFAULT_KEY_LIMIT;
 }
 
-/** Throws key_limit_reached when the account already holds its plan's number of active keys. */
-export async function assertKeyRoom(db: Kysely<Database>, accountId: string, limit: number): Promise<void> {
-  const row = await db
-    .selectFrom('api_keys')
-    .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  const active = Number(row.n);
-  if (active >= limit) {
-    throw new AppError('key_limit_reached', `This account holds ${active} active API keys, its plan's limit of ${limit}; revoke one (DELETE /api/v1/api-keys/{id}) to create another.`, {
-      limit,
-      active,
-    });
-  }
+/**
+ * A new key for the account, or key_limit_reached when it already holds its plan's number of active
+ * keys: the count and the insert in one transaction behind the account's row lock.
+ */
+export async function createKeyWithinLimit(db: Kysely<Database>, accountId: string, name: string | null, limit: number): Promise<NewKey> {
+  return db.transaction().execute(async (trx) => {
+    await lockAccountRow(trx, accountId);
+    const row = await trx
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    const active = Number(row.n);
+    if (active >= limit) {
+      throw new AppError('key_limit_reached', `This account holds ${active} active API keys, its plan's limit of ${limit}; revoke one (DELETE /api/v1/api-keys/{id}) to create another.`, {
+        limit,
+        active,
+      });
+    }
+    return createKey(trx, accountId, name);
+  });
 }

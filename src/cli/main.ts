@@ -4,7 +4,8 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeAllKeys, revokeKey, updateAccount } from '../accounts/accounts-repo.js';
-import { assertKeyRoom, keyLimitOf } from '../accounts/key-limit.js';
+import { AppError } from '../errors/app-error.js';
+import { createKeyWithinLimit, keyLimitOf } from '../accounts/key-limit.js';
 import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
 import { findJob } from './jobs-show.js';
 import { loadConfig, type Config } from '../config/config.js';
@@ -277,12 +278,13 @@ keys
       const name = o.name === undefined ? null : parseName('--name', o.name, 100);
       const acc = await getAccount(store.db, accountId);
       if (!acc) throw new CliError(`No account ${accountId}.`);
+      let k;
       try {
-        await assertKeyRoom(store.db, accountId, keyLimitOf(config.plans, acc.plan_id));
+        k = await createKeyWithinLimit(store.db, accountId, name, keyLimitOf(config.plans, acc.plan_id));
       } catch (err) {
-        throw new CliError((err as Error).message.replace('(DELETE /api/v1/api-keys/{id})', '(sdg keys revoke KEY_ID)'));
+        if (!(err instanceof AppError)) throw err;
+        throw new CliError(err.message.replace('(DELETE /api/v1/api-keys/{id})', '(sdg keys revoke KEY_ID)'));
       }
-      const k = await createKey(store.db, accountId, name);
       print(!!o.json, { keyId: k.id, apiKey: k.key, prefix: k.prefix, name: k.name, createdAt: k.createdAt }, `key ${k.id} for ${accountId}\nAPI key (shown once): ${k.key}`);
     }),
   );

@@ -1,6 +1,7 @@
 // How many unfinished jobs (watchlist batches, exports) an account may have at once. Without a cap
 // one account could queue thousands and keep the workers (and the data source) busy for everyone.
 import { sql, type Kysely } from 'kysely';
+import { lockAccountRow } from '../accounts/accounts-repo.js';
 import type { Database } from '../db/schema.js';
 import { AppError } from '../errors/app-error.js';
 
@@ -21,7 +22,7 @@ export interface OpenJobQuota {
  * then throws open_jobs_limit_reached when the account already has `limit` open jobs.
  */
 export async function assertOpenJobRoom(trx: Kysely<Database>, accountId: string, q: OpenJobQuota): Promise<void> {
-  await trx.updateTable('accounts').set({ plan_id: sql`plan_id` }).where('id', '=', accountId).execute();
+  await lockAccountRow(trx, accountId);
   const row = await trx
     .selectFrom(q.table)
     .select((eb) => eb.fn.countAll<string | number>().as('n'))

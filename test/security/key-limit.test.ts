@@ -37,5 +37,16 @@ for (const backend of backends()) {
       const again = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: {} });
       assert.equal(again.statusCode, 201);
     });
+
+    test('concurrent creations cannot pass the limit together (the count and the insert are one locked step)', async () => {
+      const a = await h.account({ planId: 'free' });
+      const headers = { 'x-api-key': a.apiKey };
+      const answers = await Promise.all(Array.from({ length: 12 }, () => h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: {} })));
+      const codes = answers.map((r) => r.statusCode).sort();
+      // The harness made the first key: 4 more fit.
+      assert.deepEqual(codes, [...Array<number>(4).fill(201), ...Array<number>(8).fill(409)], answers.map((r) => r.body).join('\n'));
+      const active = await h.deps.store.db.selectFrom('api_keys').select('id').where('account_id', '=', a.accountId).where('revoked_at', 'is', null).execute();
+      assert.equal(active.length, 5);
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { createKey, keysPage, revokeKey, type KeyPosition } from '../../accounts/accounts-repo.js';
-import { assertKeyRoom, keyLimitOf } from '../../accounts/key-limit.js';
+import { keysPage, revokeKey, type KeyPosition } from '../../accounts/accounts-repo.js';
+import { createKeyWithinLimit, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
@@ -52,8 +52,7 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
       config: { keptAnswer: withoutSecret, errors: ['key_limit_reached'] },
     },
     async (request, reply) => {
-      await assertKeyRoom(deps.store.db, request.auth!.accountId, keyLimitOf(deps.config.plans, request.auth!.planId));
-      const k = await createKey(deps.store.db, request.auth!.accountId, request.body.name ?? null);
+      const k = await createKeyWithinLimit(deps.store.db, request.auth!.accountId, request.body.name ?? null, keyLimitOf(deps.config.plans, request.auth!.planId));
       reply.code(201);
       return { data: k, meta: { requestId: request.id, cached: false } };
     },
