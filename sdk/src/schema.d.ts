@@ -2135,7 +2135,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description a label of your choice, to tell keys apart: not blank, no control characters */
+                    /** @description a label of your choice, to tell keys apart: not blank, no control or text-direction characters */
                     name?: string;
                 };
             };

@@ -16,7 +16,7 @@ import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
 import { storeInUse } from '../db/store-in-use.js';
-import { CliError, parseName, parsePositiveInt, print, table } from './output.js';
+import { CliError, parseCount, parseName, parsePositiveInt, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
 import { humanStream } from './log-format.js';
@@ -174,8 +174,7 @@ accounts
       const planId = o.plan ?? config.defaultPlanId;
       const plan = config.plans.find((p) => p.id === planId);
       if (!plan) throw new CliError(`No plan ${planId}; plans: ${config.plans.map((p) => p.id).join(', ')}.`);
-      const credits = o.credits === undefined ? plan.credits : Number(o.credits);
-      if (!Number.isSafeInteger(credits) || credits < 0) throw new CliError(`--credits must be a non-negative integer; got ${o.credits}.`);
+      const credits = o.credits === undefined ? plan.credits : parseCount('--credits', o.credits, 0);
       const rate = o.rateLimitPerMinute === undefined ? null : parsePositiveInt('--rate-limit-per-minute', o.rateLimitPerMinute);
       const { accountId } = await createAccount(store.db, { name, planId, rateLimitPerMinute: rate });
       if (credits > 0) await grant(store.db, accountId, credits, 'initial credits');
@@ -243,7 +242,9 @@ credits
     withStore(async (store) => {
       const n = parsePositiveInt('credits', amount);
       if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-      const balance = await grant(store.db, accountId, n, o.note);
+      const balance = await grant(store.db, accountId, n, o.note).catch((err: unknown) => {
+        throw err instanceof AppError ? new CliError(err.message) : err;
+      });
       print(!!o.json, { accountId, balance }, `${accountId} balance: ${balance}`);
     }),
   );

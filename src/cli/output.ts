@@ -1,10 +1,17 @@
+import { LABEL_FORBIDDEN, LABEL_INVISIBLE } from '../http/schemas.js';
+
 // Control characters written as escapes (`\x1b`), so that text a caller chose (a key's name, made
 // through the API) cannot move the cursor, recolour or retitle the operator's terminal.
+// The text-direction controls too (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069): with
+// them a name reads reversed, and the columns after it with it.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // eslint-disable-next-line no-control-regex
-const CONTROL_BUT_LINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
-const escaped = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+const CONTROL_BUT_LINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escaped = (c: string) => {
+  const code = c.charCodeAt(0);
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
 /** `text` with every control character escaped (`lines`: newlines kept, for a human text of several lines). */
 export function visible(text: string, lines = false): string {
   return text.replace(lines ? CONTROL_BUT_LINES : CONTROL, escaped);
@@ -15,20 +22,31 @@ export function print(json: boolean, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${visible(human, true)}\n`);
 }
 
-export function parsePositiveInt(name: string, raw: string): number {
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new CliError(`${name} must be a positive integer; got ${JSON.stringify(raw)}.`);
+/**
+ * A whole number written in decimal digits, as the API takes them: `Number` alone read `1e3`,
+ * `0x10` and ` 5` as numbers too. At most 2^53 - 1, the largest a JavaScript number holds exactly.
+ */
+export function parseCount(name: string, raw: string, min: 0 | 1): number {
+  const n = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw new CliError(`${name} must be a ${min === 1 ? 'positive' : 'non-negative'} integer in decimal digits, at most ${Number.MAX_SAFE_INTEGER}; got ${JSON.stringify(raw)}.`);
   return n;
 }
 
-/** A name or label: not blank, at most `max` characters, no control characters (a store would keep them, a terminal would act on them). */
+export function parsePositiveInt(name: string, raw: string): number {
+  return parseCount(name, raw, 1);
+}
+
+/** A name or label: not blank (nor only invisible characters), at most `max` characters, no control or text-direction characters (a store would keep them, a terminal would act on them). */
 export function parseName(option: string, raw: string, max: number): string {
-  if (raw.trim() === '') throw new CliError(`${option} must not be blank.`);
+  if (BLANK.test(raw)) throw new CliError(`${option} must not be blank.`);
   if ([...raw].length > max) throw new CliError(`${option} must be at most ${max} characters.`);
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(raw)) throw new CliError(`${option} must not hold control characters.`);
+  if (FORBIDDEN.test(raw)) throw new CliError(`${option} must not hold control or text-direction characters.`);
   return raw;
 }
+
+// The API's rules for a label (src/http/schemas.ts), in two parts for two messages.
+const BLANK = new RegExp(`^[${LABEL_INVISIBLE}]*$`, 'u');
+const FORBIDDEN = new RegExp(`[${LABEL_FORBIDDEN}]`, 'u');
 
 export class CliError extends Error {}
 

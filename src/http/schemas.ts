@@ -159,18 +159,27 @@ export const NUMERIC_ID_PATTERN = '^[0-9]{1,19}$';
 export const HANDLE_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$';
 
 /**
- * A label a caller names something with (an API key's name): not blank, no control characters. It is
- * shown back in lists, the dashboard and both command lines, and a terminal acts on escape sequences;
- * the operator's `sdg` refuses the same (src/cli/output.ts).
+ * Characters a label may not hold (a regex class's inside): control characters, which a terminal acts
+ * on, and the text-direction controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), with
+ * which a name reads reversed wherever it is shown ("Trojan Source").
  */
-export const LABEL_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$';
+export const LABEL_FORBIDDEN = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+/** Characters that show nothing (a regex class's inside): a label of only these and spaces is blank. Allowed beside others (a zero-width joiner is part of some emoji). */
+export const LABEL_INVISIBLE = '\\s\\u00ad\\u200b-\\u200d\\u2060-\\u2064\\ufeff';
+
+/**
+ * A label a caller names something with (an API key's name): not blank, nothing forbidden (above).
+ * It is shown back in lists, the dashboard and both command lines; the operator's `sdg` refuses the
+ * same (src/cli/output.ts).
+ */
+export const LABEL_PATTERN = `^[^${LABEL_FORBIDDEN}]*[^${LABEL_INVISIBLE}${LABEL_FORBIDDEN}][^${LABEL_FORBIDDEN}]*$`;
 
 /** What a value failing one of the patterns above must be, in words (a 400's message, error-handler.ts). */
 export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   [NUMERIC_ID_PATTERN, 'must be a numeric id of 1 to 19 digits'],
   [HANDLE_PATTERN, 'must be a handle without the at-sign: letters, digits, _ . and - (at most 253 characters)'],
   [ADDRESS_PATTERN, 'must be an address: 0x and 40 hexadecimal digits'],
-  [LABEL_PATTERN, 'must not be blank or hold control characters'],
+  [LABEL_PATTERN, 'must not be blank or hold control or text-direction characters'],
 ]);
 
 export const NumericId = Type.String({ pattern: NUMERIC_ID_PATTERN, description: 'numeric id', examples: ['1849284729384756102'] });

@@ -95,25 +95,26 @@ for (const backend of backends()) {
       assert.equal(errorOf(big).code, 'payload_too_large');
     });
 
-    test('a key name that is blank or holds control characters is refused, and nothing is made', async () => {
+    test('a key name that is blank (or only invisible characters) or holds control or text-direction characters is refused, and nothing is made', async () => {
       const headers = { 'x-api-key': a.apiKey };
       const before = await h.app.inject({ url: '/api/v1/api-keys', headers });
       const count = json<{ items: unknown[] }>(before).items.length;
-      for (const name of ['   ', 'ci\u001b[2J', 'line\nbreak', 'tab\there', 'c1\u0085', 'nul\u0000']) {
+      // U+202E reverses how the rest reads; U+200B alone shows nothing.
+      for (const name of ['   ', 'ci\u001b[2J', 'line\nbreak', 'tab\there', 'c1\u0085', 'nul\u0000', '\u202Eevil', 'x\u2066y', '\u200B', '\u200B \uFEFF']) {
         const res = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name } });
         assert.equal(res.statusCode, 400, JSON.stringify(name));
         const e = errorOf(res);
         assert.equal(e.code, 'invalid_request');
         assert.match(JSON.stringify(e.details), /body\.name/);
         // A NUL is refused earlier, for every text field, with its own words.
-        assert.match(e.message, name.includes('\u0000') ? /NUL/ : /must not be blank or hold control characters/);
+        assert.match(e.message, name.includes('\u0000') ? /NUL/ : /must not be blank or hold control or text-direction characters/);
       }
       const after = await h.app.inject({ url: '/api/v1/api-keys', headers });
       assert.equal(json<{ items: unknown[] }>(after).items.length, count);
-      // Spaces inside, accents and emoji are a name like any other.
-      const ok = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: ' naïve build 🚀 ' } });
+      // Spaces inside, accents and emoji (one joined by U+200D too) are a name like any other.
+      const ok = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: ' naïve build 🚀 👨\u200D👩\u200D👧 ' } });
       assert.equal(ok.statusCode, 201);
-      assert.equal(json<{ data: { name: string } }>(ok).data.name, ' naïve build 🚀 ');
+      assert.equal(json<{ data: { name: string } }>(ok).data.name, ' naïve build 🚀 👨\u200D👩\u200D👧 ');
     });
 
     test('plans list the configured plans', async () => {

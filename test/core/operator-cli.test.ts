@@ -76,7 +76,11 @@ for (const backend of backends()) {
       for (const [args, message] of [
         [['accounts', 'create', '--name', '   ', '--credits', '5'], /--name must not be blank/],
         [['accounts', 'create', '--name', 'x'.repeat(201), '--credits', '5'], /--name must be at most 200 characters/],
-        [['accounts', 'create', '--name', 'a\u001b[31mred', '--credits', '5'], /--name must not hold control characters/],
+        [['accounts', 'create', '--name', 'a\u001b[31mred', '--credits', '5'], /--name must not hold control or text-direction characters/],
+        [['accounts', 'create', '--name', 'a\u202Ebc', '--credits', '5'], /--name must not hold control or text-direction characters/],
+        [['accounts', 'create', '--name', '\u200B\u200B', '--credits', '5'], /--name must not be blank/],
+        [['accounts', 'create', '--name', 'ok', '--credits', '1e3'], /--credits must be a non-negative integer in decimal digits/],
+        [['accounts', 'create', '--name', 'ok', '--credits', '0x10'], /--credits must be a non-negative integer in decimal digits/],
         [['keys', 'create', accountId, '--name', ''], /--name must not be blank/],
       ] as const) {
         const r = await runSdg([...args], ts.env);
@@ -99,8 +103,29 @@ for (const backend of backends()) {
       assert.doesNotMatch(l.stdout, /[\u0000-\u0009\u000b-\u001f\u007f]/, 'no control character but line ends');
       assert.equal(l.stdout.trimEnd().split('\n').length, 3, 'a header and two keys, the newline in the name written out');
       assert.ok(l.stdout.includes('ok\\x1b]0;owned\\x07\\x1b[2J\\x0afake row'), l.stdout);
+      // A text-direction control is written out too: the rest of the line would read reversed.
+      await createKey(ts.store.db, other.accountId, 'abc\u202Edef');
+      const bidi = await runSdg(['keys', 'list', other.accountId], ts.env);
+      assert.ok(bidi.stdout.includes('abc\\u202edef'), bidi.stdout);
       const json = JSON.parse((await runSdg(['keys', 'list', other.accountId, '--json'], ts.env)).stdout) as Array<{ name: string | null }>;
       assert.ok(json.some((k) => k.name === 'ok\u001b]0;owned\u0007\u001b[2J\nfake row'), '--json keeps the name as stored');
+    });
+
+    test('a grant that would take a balance past 2^53 - 1 is refused, and the ledger still sums to the balance', async () => {
+      const made = JSON.parse((await runSdg(['accounts', 'create', '--name', 'Rich', '--credits', '100', '--json'], ts.env)).stdout) as { accountId: string };
+      const top = await runSdg(['credits', 'grant', made.accountId, String(Number.MAX_SAFE_INTEGER - 100), '--json'], ts.env);
+      assert.equal(top.code, 0, top.stderr);
+      assert.equal((JSON.parse(top.stdout) as { balance: number }).balance, Number.MAX_SAFE_INTEGER);
+      // On SQLite this grant of 1 changed nothing while its ledger entry said 1.
+      const over = await runSdg(['credits', 'grant', made.accountId, '1'], ts.env);
+      assert.equal(over.code, 2, over.stderr);
+      assert.match(over.stderr, /^sdg: A grant of 1 would take the balance \(9007199254740991\) past 9007199254740991, the most an account holds\.$/m);
+      const big = await runSdg(['credits', 'grant', made.accountId, '9007199254740992'], ts.env);
+      assert.equal(big.code, 2);
+      assert.match(big.stderr, /credits must be a positive integer in decimal digits, at most 9007199254740991/);
+      const sums = await sql<{ total: string | number; balance: string | number }>`select (select sum(amount) from ledger_entries where account_id = ${made.accountId}) as total, (select balance from accounts where id = ${made.accountId}) as balance`.execute(ts.store.db);
+      assert.equal(String(sums.rows[0]!.total), String(Number.MAX_SAFE_INTEGER));
+      assert.equal(String(sums.rows[0]!.balance), String(Number.MAX_SAFE_INTEGER));
     });
 
     test('keys create and keys list; the plan caps keys', async () => {

@@ -279,7 +279,7 @@ describe('sdg-client', () => {
   test('readable output writes control characters out: text others wrote cannot act on the terminal', async () => {
     const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
     // The API refuses such a name now; a store may hold one made before, which the listing must still escape.
-    await assert.rejects(client.createKey({ name: 'x\u001b[2J' }), /must not be blank or hold control characters/);
+    await assert.rejects(client.createKey({ name: 'x\u001b[2J' }), /must not be blank or hold control or text-direction characters/);
     const key = await createKey(g.h.deps.store.db, a.accountId, 'x\u001b]0;owned\u0007\u001b[2Jy\u009b');
     const listed = await cli(['keys', 'list'], env);
     assert.equal(listed.code, 0, listed.stderr);

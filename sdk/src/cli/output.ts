@@ -14,15 +14,20 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+// With the text-direction controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), with
+// which a text reads reversed, and what follows it on the line.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 /**
  * `text` with control characters written out (`\x1b`), newlines and tabs kept: readable output
  * carries text others wrote (tweets, profiles, a key's name), and a terminal would act on an escape
  * sequence in it (retitle, clear, recolour, fake lines). JSON output escapes them itself.
  */
 export function visible(text: string): string {
-  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(CONTROL, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
 
 /** Readable output on stdout. */

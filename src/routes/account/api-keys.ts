@@ -24,7 +24,7 @@ export const ApiKeyView = Type.Object({
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 }, { title: 'ApiKey' });
 const CreateBody = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: LABEL_PATTERN, description: 'a label of your choice, to tell keys apart: not blank, no control characters' })) },
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: LABEL_PATTERN, description: 'a label of your choice, to tell keys apart: not blank, no control or text-direction characters' })) },
   { additionalProperties: false, examples: [{ name: 'ci' }] },
 );
 
