@@ -9,19 +9,28 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 
 const isLoopback = (ip: string | undefined) => ip !== undefined && (ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.'));
 
-export function metricsAccess(token: string | undefined): (request: FastifyRequest) => void {
+/** Whether the request may read what is for the operator (/metrics, /readyz's reasons): the rule above. */
+export function operatorAccess(token: string | undefined): (request: FastifyRequest) => boolean {
   const want = token === undefined ? undefined : digest(token);
   return (request) => {
     if (want) {
-      const auth = request.headers.authorization ?? '';
-      const m = /^Bearer (.+)$/i.exec(auth);
+      const m = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
       // Digests of equal length, so the comparison takes the same time whatever was sent.
-      if (m && timingSafeEqual(digest(m[1]!), want)) return;
-      throw new AppError('missing_api_key', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.');
+      return m !== null && timingSafeEqual(digest(m[1]!), want);
     }
     // Both the connection and the client it speaks for (request.ip, from X-Forwarded-For under
     // TRUST_PROXY): a reverse proxy on the same host connects from loopback for every client.
-    if (isLoopback(request.socket.remoteAddress) && isLoopback(request.ip)) return;
-    throw new AppError('missing_api_key', 'GET /metrics answers only on the loopback interface unless METRICS_TOKEN is set.');
+    return isLoopback(request.socket.remoteAddress) && isLoopback(request.ip);
+  };
+}
+
+export function metricsAccess(token: string | undefined): (request: FastifyRequest) => void {
+  const allowed = operatorAccess(token);
+  return (request) => {
+    if (allowed(request)) return;
+    throw new AppError(
+      'missing_api_key',
+      token === undefined ? 'GET /metrics answers only on the loopback interface unless METRICS_TOKEN is set.' : 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.',
+    );
   };
 }

@@ -91,7 +91,8 @@ describe('/readyz on SOURCE=x', () => {
     try {
       const first = await h.app.inject({ url: '/readyz' });
       const second = await h.app.inject({ url: '/readyz' });
-      return { first, second };
+      const remote = await h.app.inject({ url: '/readyz', remoteAddress: '203.0.113.9' });
+      return { first, second, remote };
     } finally {
       await h.close();
     }
@@ -116,11 +117,14 @@ describe('/readyz on SOURCE=x', () => {
 
   test('not ready when X cannot be reached', async () => {
     const port = await closedPort();
-    const { first } = await readyz({ X_BASE_URL: `http://127.0.0.1:${port}` });
+    const { first, remote } = await readyz({ X_BASE_URL: `http://127.0.0.1:${port}` });
     assert.equal(first.statusCode, 503, first.body);
     const body = json<{ source: string; reason: string }>(first);
     assert.equal(body.source, 'x');
     assert.match(body.reason, /X could not be reached/);
+    // The reason names the source's address: a caller that may not read /metrics gets the status only.
+    assert.equal(remote.statusCode, 503);
+    assert.deepEqual(json(remote), { status: 'source unavailable', source: 'x' });
   });
 });
 

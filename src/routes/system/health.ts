@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
 import { isStoreUnavailable } from '../../errors/store-unavailable.js';
-import { metricsAccess } from '../../http/metrics-access.js';
+import { metricsAccess, operatorAccess } from '../../http/metrics-access.js';
 import type { App } from '../../http/types.js';
 import { SourceError } from '../../sources/types.js';
 import type { Deps } from '../../wiring/deps.js';
@@ -9,13 +9,17 @@ import type { Deps } from '../../wiring/deps.js';
 const Health = Type.Object({ status: Type.String() });
 const NotReady = Type.Object({
   status: Type.String(),
-  /** The data source that cannot be reached, and why (for the operator; it never holds a secret). */
+  /**
+   * The data source that cannot be reached, and why: the why only to those who may read /metrics
+   * (it may name the source's host and port, which a public probe has no need of).
+   */
   source: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String()),
 });
 
 export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metrics' | 'rateLimiter' | 'store' | 'source'>): void {
   const pub = { public: true };
+  const isOperator = operatorAccess(deps.config.metricsToken);
   app.get('/healthz', { config: pub, schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: pub, schema: { hide: true, response: { 200: Health, 503: NotReady } } }, async (request, reply) => {
     try {
@@ -39,7 +43,7 @@ export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metr
       await deps.source.probe?.();
     } catch (err) {
       if (!(err instanceof SourceError)) throw err;
-      return reply.code(503).send({ status: 'source unavailable', source: deps.source.name, reason: err.message });
+      return reply.code(503).send({ status: 'source unavailable', source: deps.source.name, ...(isOperator(request) ? { reason: err.message } : {}) });
     }
     return { status: 'ready' };
   });
