@@ -188,6 +188,19 @@ for (const backend of backends()) {
   });
 }
 
+test('a command that finds no embedded store says it made one (DATA_DIR mistyped, or run from another directory)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdg-new-store-'));
+  try {
+    const first = await runSdg(['accounts', 'list', '--json'], { DATA_DIR: dir });
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stderr, /^sdg: no store was at \S+gateway\.sqlite; made a new one\. If the gateway runs with another DATA_DIR, it will not see this\.$/m);
+    const again = await runSdg(['accounts', 'list', '--json'], { DATA_DIR: dir });
+    assert.equal(again.stderr, '', 'said once, when it was made');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('worker log lines write control characters out', () => {
   const line = humanLine(JSON.stringify({ level: 30, time: 0, msg: 'batch done\u001b[31m', username: 'a\u001b]0;x\u0007' }));
   assert.equal(line, '1970-01-01T00:00:00.000Z INFO  batch done\\x1b[31m username=a\\x1b]0;x\\x07\n');
