@@ -9,7 +9,6 @@
 // too. The process folds them in every second (sync(), from the totals of the groups it saw commit);
 // a drop or a sweep reads them from the ledger, from synced_id on (the primary key's range).
 import { CompiledQuery, sql, type Kysely } from 'kysely';
-import { nowIso } from '../domain/ids.js';
 import { int8Array, textArray } from '../db/pg-binary-array.js';
 import type { Database } from '../db/schema.js';
 import type { ChargeInfo } from './meter-store.js';
@@ -30,6 +29,25 @@ export const isLeaseGone = (err: unknown): boolean => {
   // The assertion above, or an account's reserved that would have gone below 0.
   return (e.code === '22P02' && (e.message ?? '').includes(LEASE_GONE)) || e.code === '23514';
 };
+
+/**
+ * A statement's failure that does not tell whether it committed: the connection failed (or the client
+ * gave up) after the statement was sent. Postgres's own errors (a SQLSTATE) roll back what failed,
+ * but for a connection exception (class 08); a connection that was never made sent nothing.
+ */
+export const outcomeUnknown = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08');
+  return !(code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
+};
+
+/** One group's ledger entries as the check after a lost answer finds them: balance after, by request id. */
+export interface SettledOwn {
+  /** This process's epoch now (undefined: it has no owner row, so no lease either). */
+  epoch: number | undefined;
+  /** The group's entries that committed, by request id: the balance after each. */
+  charged: Map<string, number>;
+}
 
 export interface LeaseRow {
   granted: number;
@@ -219,7 +237,7 @@ export class LeaseStatements {
    * in Postgres's binary format (pg-binary-array.ts): neither pg nor Postgres then quotes or parses
    * an array literal.
    */
-  async chargeGroup(ids: string[], totals: number[], e: GroupEntries, epoch: number): Promise<{ balances: Array<{ id: string; balance: number }>; lastId: number }> {
+  async chargeGroup(ids: string[], totals: number[], e: GroupEntries, epoch: number, createdAt: string): Promise<{ balances: Array<{ id: string; balance: number }>; lastId: number }> {
     const r = await this.chargeDb.executeQuery<{ id: string; balance: number; last_id: string | null }>(
       CompiledQuery.raw(CHARGE_GROUP, [
         textArray(ids),
@@ -231,7 +249,7 @@ export class LeaseStatements {
         textArray(e.requestIds),
         textArray(e.keyIds),
         textArray(e.endpoints),
-        nowIso(),
+        createdAt,
         epoch,
       ]),
     );
@@ -239,16 +257,53 @@ export class LeaseStatements {
   }
 
   /** One charge taken from the account's available balance (no lease); `balance` null if it does not cover it. */
-  async chargeFromBalance(accountId: string, amount: number, info: ChargeInfo): Promise<{ balance: number | null; free: number | null }> {
+  async chargeFromBalance(accountId: string, amount: number, info: ChargeInfo, createdAt: string): Promise<{ balance: number | null; free: number | null }> {
     const r = await sql<{ balance: number | null; free: number | null }>`
       with d as (
         update accounts set balance = balance - ${amount} where id = ${accountId} and balance - reserved >= ${amount} returning id, balance
       ), ins as (
         insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
-        select d.id, 'charge', ${-amount}, d.balance, ${info.requestId}, ${info.keyId}, ${info.endpoint}, null, ${nowIso()} from d
+        select d.id, 'charge', ${-amount}, d.balance, ${info.requestId}, ${info.keyId}, ${info.endpoint}, null, ${createdAt} from d
       )
       select (select balance from d) as balance, (select balance - reserved from accounts where id = ${accountId}) as free`.execute(this.db);
     return r.rows[0]!;
+  }
+
+  /**
+   * After a charge taken from the balance whose answer was lost: the balance after it if it
+   * committed, else undefined. The account's row lock waits for the statement if it still runs.
+   */
+  async findDirectCharge(accountId: string, createdAt: string, requestId: string): Promise<number | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
+      const r = await sql<{ balance_after: string }>`
+        select balance_after from ledger_entries
+         where account_id = ${accountId} and created_at = ${createdAt} and request_id = ${requestId} and kind = 'charge'`.execute(trx);
+      return r.rows[0] === undefined ? undefined : Number(r.rows[0].balance_after);
+    });
+  }
+
+  /**
+   * After a statement of this process whose answer was lost (outcomeUnknown): settles what it did.
+   * Changes this process's epoch first (the owner row's lock waits for a group of it still running,
+   * and every group sent before and run after fails on the old epoch), then reads which of `group`'s
+   * entries committed, then gives back every lease of this process, each exactly: its amount less
+   * what the ledger says it spent since its last sync, whether the statement committed or not.
+   */
+  async settleOwn(group: { accountIds: string[]; createdAt: string } | undefined): Promise<SettledOwn> {
+    return this.db.transaction().execute(async (trx) => {
+      const bumped = await sql<{ epoch: string }>`
+        update credit_lease_owners set epoch = nextval('credit_lease_epochs') where owner = ${this.owner} returning epoch`.execute(trx);
+      const charged = new Map<string, number>();
+      if (group) {
+        const r = await sql<{ request_id: string; balance_after: string }>`
+          select request_id, balance_after from ledger_entries
+           where account_id = any(${group.accountIds}::text[]) and created_at = ${group.createdAt} and lease_owner = ${this.owner}`.execute(trx);
+        for (const row of r.rows) charged.set(row.request_id, Number(row.balance_after));
+      }
+      await this.release(trx, [this.owner]);
+      return { epoch: bumped.rows[0] === undefined ? undefined : Number(bumped.rows[0].epoch), charged };
+    });
   }
 
   /**
@@ -268,35 +323,7 @@ export class LeaseStatements {
          order by o.owner for update`.execute(trx);
       const owners = dead.rows.map((r) => r.owner);
       if (owners.length > 0) await sql`update credit_lease_owners set epoch = nextval('credit_lease_epochs') where owner = any(${owners}::text[])`.execute(trx);
-      // Also rows whose owner row is gone (none should be: an owner row goes only without leases).
-      const doomed = sql`(l.owner = any(${owners}::text[]) or not exists (select 1 from credit_lease_owners o where o.owner = l.owner))`;
-      const rows = await sql<{ account_id: string; synced_id: string }>`select l.account_id, l.synced_id from credit_leases l where ${doomed}`.execute(trx);
-      let swept = 0;
-      if (rows.rows.length > 0) {
-        const ids = [...new Set(rows.rows.map((r) => r.account_id))].sort();
-        // The ledger is read from the lowest synced_id on, given as a value (see dropLease).
-        const from = Math.min(...rows.rows.map((r) => Number(r.synced_id)));
-        await sql`select id from accounts where id = any(${ids}::text[]) order by id for update`.execute(trx);
-        const r = await sql<{ swept: number }>`
-          with x as (
-            delete from credit_leases l where l.account_id = any(${ids}::text[]) and ${doomed}
-            returning account_id, owner, amount, synced_id
-          ), spent as (
-            select x.account_id, x.owner, sum(-e.amount)::bigint as amount
-              from x join ledger_entries e on e.account_id = x.account_id and e.lease_owner = x.owner and e.id > x.synced_id
-             where e.id > ${from}
-             group by x.account_id, x.owner
-          ), left_ as (
-            select x.account_id, x.amount - coalesce(spent.amount, 0) as amount
-              from x left join spent on spent.account_id = x.account_id and spent.owner = x.owner
-          ), s as (
-            select account_id, sum(amount)::bigint as amount from left_ group by account_id
-          ), u as (
-            update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
-          )
-          select (select count(*) from left_ where amount > 0) as swept`.execute(trx);
-        swept = Number(r.rows[0]?.swept ?? 0);
-      }
+      const swept = await this.release(trx, owners);
       await sql`
         delete from credit_lease_owners o
          where o.expires_at < now() - interval '1 day' and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
@@ -304,4 +331,41 @@ export class LeaseStatements {
     });
   }
 
+  /**
+   * Gives back the leases of `owners` (and any lease without an owner row), each what it has left:
+   * its amount less what its entries after synced_id spent; the number given back. The owners' rows
+   * must be locked by the caller's transaction, as sweep() and settleOwn() do.
+   */
+  private async release(trx: Kysely<Database>, owners: string[]): Promise<number> {
+    // Also rows whose owner row is gone (none should be: an owner row goes only without leases).
+    const doomed = sql`(l.owner = any(${owners}::text[]) or not exists (select 1 from credit_lease_owners o where o.owner = l.owner))`;
+    const rows = await sql<{ account_id: string; synced_id: string }>`select l.account_id, l.synced_id from credit_leases l where ${doomed}`.execute(trx);
+    let swept = 0;
+    if (rows.rows.length > 0) {
+      const ids = [...new Set(rows.rows.map((r) => r.account_id))].sort();
+      // The ledger is read from the lowest synced_id on, given as a value (see dropLease).
+      const from = Math.min(...rows.rows.map((r) => Number(r.synced_id)));
+      await sql`select id from accounts where id = any(${ids}::text[]) order by id for update`.execute(trx);
+      const r = await sql<{ swept: number }>`
+        with x as (
+          delete from credit_leases l where l.account_id = any(${ids}::text[]) and ${doomed}
+          returning account_id, owner, amount, synced_id
+        ), spent as (
+          select x.account_id, x.owner, sum(-e.amount)::bigint as amount
+            from x join ledger_entries e on e.account_id = x.account_id and e.lease_owner = x.owner and e.id > x.synced_id
+           where e.id > ${from}
+           group by x.account_id, x.owner
+        ), left_ as (
+          select x.account_id, x.amount - coalesce(spent.amount, 0) as amount
+            from x left join spent on spent.account_id = x.account_id and spent.owner = x.owner
+        ), s as (
+          select account_id, sum(amount)::bigint as amount from left_ group by account_id
+        ), u as (
+          update accounts a set reserved = a.reserved - s.amount from s where a.id = s.account_id and s.amount > 0 returning a.id
+        )
+        select (select count(*) from left_ where amount > 0) as swept`.execute(trx);
+      swept = Number(r.rows[0]?.swept ?? 0);
+    }
+    return swept;
+  }
 }

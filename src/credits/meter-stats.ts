@@ -34,6 +34,15 @@ export class MeterStats {
   groupFailures = 0;
   /** Charges whose lease was gone, charged from the available balance one at a time. */
   directCharges = 0;
+  /**
+   * Calls whose charge's answer from Postgres was lost (the connection failed after the statement was
+   * sent), by what the ledger then said: `charged` (answered as such), `notCharged` (answered with
+   * the failure), `unknown` (Postgres could not be asked in time: answered with the failure, and
+   * possibly charged; reconcile by the request id in the ledger).
+   */
+  readonly lostAnswers = { charged: 0, notCharged: 0, unknown: 0 };
+  /** Times this process settled what statements with lost answers did (every lease given back from the ledger). */
+  settled = 0;
   /** What is leased now: accounts with a lease, and credits leased that no call holds. */
   now: () => { accounts: number; unheld: number } = () => ({ accounts: 0, unheld: 0 });
 }

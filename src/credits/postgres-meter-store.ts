@@ -17,6 +17,14 @@
 // group's is sent before the ended group's calls are answered: Postgres commits the next group while
 // this process writes the answers, instead of waiting for them.
 //
+// Lost answers. A statement whose answer never came (the connection failed after it was sent) may
+// have committed. Until that is settled the process sends no group charge and folds in no spending
+// (lost-answers.ts): one statement changes its epoch (so that nothing it sent before can still commit),
+// reads which of the lost group's charges committed (those calls are answered as charged, the others
+// with the failure, uncharged), and gives back every lease it holds, each exactly from the ledger.
+// Calls then lease anew. Without it, a group that committed unseen was answered 503 yet charged, and
+// its lease row no longer matched the account's reserved credits: every sweep after it failed.
+//
 // Contention. A call whose slice runs short (the slice ahead was refused, or a burst outran it)
 // leases more itself (sized as in nextChunk); if even its own cost cannot be
 // leased, the account's expired leases are swept and the other processes are asked (credit_leases.
@@ -27,11 +35,15 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { groupColumns } from './group-columns.js';
-import { isLeaseGone, LeaseStatements } from './lease-statements.js';
+import { isLeaseGone, LeaseStatements, outcomeUnknown } from './lease-statements.js';
+import { chargeDirect } from './direct-charge.js';
+import { findKeyRecord } from './key-record.js';
+import { answerLost, LostAnswers } from './lost-answers.js';
+import { nowIso } from '../domain/ids.js';
 import type { AccountLease, Hold, LeaseAttempt, PendingCharge, Refusal } from './lease-state.js';
 import { MeterStats, type GiveBackReason } from './meter-stats.js';
 import { UnsyncedSpending } from './unsynced-spending.js';
-import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
+import { checkAmount, type AuthRecord, type ChargeInfo, type Charged, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 /** A first lease covers this many calls; the next, if the first was spent within a second, twice as many. */
 const LEASE_FIRST_CALLS = 8;
@@ -83,6 +95,8 @@ export class PostgresMeterStore implements MeterStore {
   private epoch: number | undefined;
   private readonly leaseMs: number;
   private readonly statements: LeaseStatements;
+  /** Statements whose answer was lost, settled before the next group (lost-answers.ts). */
+  private readonly lost: LostAnswers;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -92,6 +106,16 @@ export class PostgresMeterStore implements MeterStore {
   ) {
     this.leaseMs = Math.round(opts.leaseSeconds * 1000);
     this.statements = new LeaseStatements(db, this.owner, this.leaseMs, chargeDb);
+    this.lost = new LostAnswers(
+      (group) => this.statements.settleOwn(group),
+      (r) => {
+        // Every lease row of this process was given back: the records go (their holds are charged
+        // from the balance), and the epoch is the new one.
+        for (const l of [...this.leases.values()]) this.lose(l);
+        if (r.epoch !== undefined) this.epoch = r.epoch;
+        this.stats.settled++;
+      },
+    );
     this.stats.now = () => {
       let unheld = 0;
       for (const l of this.leases.values()) unheld += l.leased - l.held;
@@ -99,23 +123,8 @@ export class PostgresMeterStore implements MeterStore {
     };
   }
 
-  async findKey(keyHash: string): Promise<AuthRecord | undefined> {
-    const r = await this.db
-      .selectFrom('api_keys as k')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select(['k.id as keyId', 'k.account_id as accountId', 'k.revoked_at as revokedAt', 'a.plan_id as planId', 'a.balance', 'a.rate_limit_per_minute as rateLimitPerMinute'])
-      // Through the index of active keys (migration 013): revoked keys, however many, are not read.
-      .select((eb) =>
-        eb
-          .selectFrom('api_keys as o')
-          .select(eb.fn.countAll<string>().as('n'))
-          .whereRef('o.account_id', '=', 'k.account_id')
-          .where('o.revoked_at', 'is', null)
-          .as('activeKeys'),
-      )
-      .where('k.key_hash', '=', keyHash)
-      .executeTakeFirst();
-    return r && toAuth(r);
+  findKey(keyHash: string): Promise<AuthRecord | undefined> {
+    return findKeyRecord(this.db, keyHash);
   }
 
   tryReserveSync(accountId: string, amount: number): ReserveResult | undefined {
@@ -193,6 +202,8 @@ export class PostgresMeterStore implements MeterStore {
     while (this.answering > 0 || this.pending.length > 0) await sleep(5);
     // A slice being leased ahead of need lands first, and goes back with the rest.
     await Promise.all([...this.leases.values()].map((l) => l.extending));
+    // A lost answer: settling gives every lease back (from the ledger); if it cannot, they expire.
+    if (this.lost.unsettled) await this.lost.settle();
     for (const l of this.leases.values()) if (!l.lost && l.leased > l.held) await this.giveBack(l, l.leased - l.held, 'close');
     // The rows then hold only what their entries spent: folded in, they read as spent.
     await this.syncSpent(true);
@@ -278,7 +289,7 @@ export class PostgresMeterStore implements MeterStore {
   private async lease(l: AccountLease, amount: number, ask: boolean, purpose: 'ahead' | 'call'): Promise<LeaseAttempt> {
     const a = l.accountId;
     const started = performance.now();
-    const row = await this.statements.tryLease(a, amount, ask);
+    const row = await this.lost.statement(() => this.statements.tryLease(a, amount, ask));
     this.stats.leaseSeconds.observe((performance.now() - started) / 1000);
     const granted = Number(row.granted) === 1;
     this.stats.leases[purpose][granted ? 'granted' : 'refused']++;
@@ -310,7 +321,7 @@ export class PostgresMeterStore implements MeterStore {
     l.leased -= amount;
     this.stats.givenBack[reason]++;
     try {
-      await this.statements.giveBack(l.accountId, amount);
+      await this.lost.statement(() => this.statements.giveBack(l.accountId, amount));
     } catch (err) {
       if (!isLeaseGone(err)) throw err;
       this.lose(l);
@@ -331,6 +342,8 @@ export class PostgresMeterStore implements MeterStore {
     if (this.ticking) return;
     this.ticking = true;
     try {
+      // Lost answers first: until they are settled, no spending is folded in (it might skip a group's).
+      if (this.lost.unsettled && !(await this.lost.settle())) return;
       const now = Date.now();
       for (const account_id of await this.statements.wanted()) {
         const l = this.leases.get(account_id);
@@ -355,7 +368,7 @@ export class PostgresMeterStore implements MeterStore {
       // failed sync keeps its spending for the next, and must not keep the renewal below from running.
       await this.syncSpent(forgotten.length > 0).catch(() => undefined);
       // ...then their empty rows (a row leased meanwhile is not empty and stays).
-      if (forgotten.length > 0) await this.statements.deleteEmpty(forgotten);
+      if (forgotten.length > 0) await this.lost.statement(() => this.statements.deleteEmpty(forgotten));
       if (this.leases.size === 0 && this.timer) {
         clearInterval(this.timer);
         this.timer = undefined;
@@ -372,7 +385,10 @@ export class PostgresMeterStore implements MeterStore {
 
   /** Folds what the groups spent since the last sync into the lease rows (lease-statements.ts, sync), `now` or if a second has passed. */
   private syncSpent(now: boolean): Promise<void> {
-    return this.unsynced.syncWith(now, (ids, amounts, upTo) => this.statements.sync(ids, amounts, upTo), (a) => this.leases.has(a));
+    // After a lost answer, a sync up to the last group seen could pass over the entries of a group
+    // that committed unseen: the settlement gives the leases back from the ledger instead.
+    if (this.lost.unsettled) return Promise.resolve();
+    return this.unsynced.syncWith(now, (ids, amounts, upTo) => this.lost.statement(() => this.statements.sync(ids, amounts, upTo)), (a) => this.leases.has(a));
   }
 
   /**
@@ -389,7 +405,7 @@ export class PostgresMeterStore implements MeterStore {
   /** Gives back all that is left of `l`'s lease row (whatever the process thought it held), and forgets it. */
   private async dropLease(l: AccountLease): Promise<void> {
     this.lose(l);
-    await this.statements.dropLease(l.accountId);
+    await this.lost.statement(() => this.statements.dropLease(l.accountId));
   }
 
   /** This process's lease on `l` is gone: holds on it are charged directly; new calls lease anew. */
@@ -429,6 +445,15 @@ export class PostgresMeterStore implements MeterStore {
       if (this.pending.length > 0) void this.flush();
     };
     try {
+      // A lost answer not settled yet: no group goes until it is (settling gives back every lease,
+      // so these calls are then charged from the balance); if it cannot be now, they get the failure.
+      if (this.lost.unsettled && !(await this.lost.settle())) {
+        for (const c of batch) {
+          c.hold.lease.held -= c.hold.amount;
+          c.to.failed(this.lost.lastFailure);
+        }
+        return;
+      }
       const leased = batch.filter((c) => !c.hold.lease.lost);
       const lost = leased.length === batch.length ? [] : batch.filter((c) => c.hold.lease.lost);
       if (leased.length > 0) await this.chargeLeased(leased, ended);
@@ -444,12 +469,13 @@ export class PostgresMeterStore implements MeterStore {
     const offsets = entries.later;
     let rows: Array<{ id: string; balance: number }>;
     let lastId: number;
+    const createdAt = nowIso();
     try {
       for (let attempt = 0; ; attempt++) {
         try {
           const started = performance.now();
           // A lease granted read the epoch; without one, -1 fails as a swept lease would.
-          ({ balances: rows, lastId } = await this.statements.chargeGroup(ids, totals, entries, this.epoch ?? -1));
+          ({ balances: rows, lastId } = await this.lost.statement(() => this.statements.chargeGroup(ids, totals, entries, this.epoch ?? -1, createdAt)));
           this.stats.groupSeconds.observe((performance.now() - started) / 1000);
           this.stats.groupCharges += batch.length;
           break;
@@ -460,6 +486,12 @@ export class PostgresMeterStore implements MeterStore {
       }
     } catch (err) {
       this.stats.groupFailures++;
+      if (outcomeUnknown(err)) {
+        // The answer was lost: the group may have committed. Settled before any other group goes.
+        const charged = await this.lost.settleGroup({ accountIds: ids, createdAt });
+        answerLost(batch.map((c) => ({ requestId: c.info.requestId, amount: c.hold.amount, to: c.to })), charged, err, this.stats.lostAnswers);
+        return;
+      }
       if (isLeaseGone(err)) {
         // Some lease of the group was swept (this process stalled): nothing was written. Give back
         // what is left of each lease, and charge each call from the available balance.
@@ -523,16 +555,8 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   /** A charge whose lease is gone: debited only if the account's available balance still covers it. */
-  private async chargeDirect(c: PendingCharge): Promise<void> {
-    const { amount } = c.hold;
-    const a = c.hold.lease.accountId;
+  private chargeDirect(c: PendingCharge): Promise<void> {
     this.stats.directCharges++;
-    try {
-      const row = await this.statements.chargeFromBalance(a, amount, c.info);
-      if (row.balance === null) c.to.failed(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));
-      else c.to.settled({ charged: amount, balance: Number(row.balance) });
-    } catch (err) {
-      c.to.failed(err);
-    }
+    return chargeDirect(this.statements, this.stats, c);
   }
 }

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
-import type { GroupEntries, LeaseRow } from '../../src/credits/lease-statements.js';
+import type { GroupEntries, LeaseRow, LeaseStatements } from '../../src/credits/lease-statements.js';
 import type { Charged, Reservation } from '../../src/credits/meter-store.js';
 import { closeStubbed, stubStatements } from '../helpers/meter-stubs.js';
 
@@ -17,7 +17,7 @@ interface Statement {
   ended: boolean;
 }
 
-function stubbedMeter() {
+function stubbedMeter(more: Partial<LeaseStatements> = {}) {
   const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
   const log: string[] = [];
   const sent: Statement[] = [];
@@ -42,6 +42,7 @@ function stubbedMeter() {
         sent.push(st);
       });
     },
+    ...more,
   });
   // Each call's outcome, logged when the meter answers it (not a promise's later turn).
   const settle = (hold: Reservation, requestId: string) =>
@@ -114,12 +115,47 @@ test('a group whose statement fails answers its calls with the failure, and the 
     const first = m.settle(h0!, 'r0');
     await m.until(() => m.sent.length === 1);
     const second = m.settle(h1!, 'r1');
-    m.sent[0]!.fail(new Error('Connection terminated unexpectedly'));
-    await assert.rejects(first, /Connection terminated/);
+    // Refused by Postgres (a SQLSTATE): nothing was written. (A lost answer: the next test.)
+    m.sent[0]!.fail(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+    await assert.rejects(first, /statement timeout/);
     await m.until(() => m.sent.length === 2);
     m.sent[1]!.end(990);
     assert.equal((await second)?.balance, 990);
     assert.deepEqual(m.log, ['statement r0', 'failed r0', 'statement r1', 'answered r1 balance 990']);
+  } finally {
+    await m.done();
+  }
+});
+
+test('a group whose answer is lost is settled before any other goes: its calls answered as the ledger says', async () => {
+  const settled: Array<{ accountIds: string[]; createdAt: string } | undefined> = [];
+  const m = stubbedMeter({
+    async settleOwn(group) {
+      settled.push(group);
+      // What the ledger says: r0's entry committed, r1's did not (the proxy lost the answer of a
+      // group that committed in test/scale/lost-answers.test.ts; this is the meter's side alone).
+      return { epoch: 2, charged: new Map([['r0', 990]]) };
+    },
+    async chargeFromBalance() {
+      return { balance: 970, free: 0 };
+    },
+  });
+  try {
+    const [h0, h1, h2] = await m.holds(3);
+    const first = [m.settle(h0!, 'r0'), m.settle(h1!, 'r1')];
+    await m.until(() => m.sent.length === 1);
+    const second = m.settle(h2!, 'r2');
+    m.sent[0]!.fail(new Error('Connection terminated unexpectedly'));
+    assert.equal((await first[0])?.balance, 990, 'charged: answered as such');
+    await assert.rejects(first[1]!, /Connection terminated/);
+    // The settlement gave every lease back: r2 is charged from the balance, not in a group.
+    assert.equal((await second)?.balance, 970);
+    assert.equal(m.sent.length, 1);
+    assert.equal(settled.length, 1);
+    assert.deepEqual(settled[0]?.accountIds, ['acc_1']);
+    assert.match(settled[0]!.createdAt, /^\d{4}-\d\d-\d\dT/);
+    assert.deepEqual(m.meter.stats.lostAnswers, { charged: 1, notCharged: 1, unknown: 0 });
+    assert.equal(m.meter.stats.directCharges, 1);
   } finally {
     await m.done();
   }

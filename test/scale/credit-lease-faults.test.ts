@@ -99,7 +99,8 @@ test('a sync that fails does not stop the renewal after it in the same tick, and
     },
     async sync(ids: string[], amounts: number[]) {
       calls.push(`sync ${ids.join(',')}=${amounts.join(',')}`);
-      if (failSync) throw new Error('Connection terminated unexpectedly');
+      // Postgres refused it (a SQLSTATE): nothing was written. (A lost answer: the next test.)
+      if (failSync) throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     },
     async renew() {
       calls.push('renew');
@@ -118,6 +119,47 @@ test('a sync that fails does not stop the renewal after it in the same tick, and
     meter['unsynced']['lastAt'] = 0;
     await meter['tick']();
     assert.deepEqual(calls.slice(2), ['sync acc_1=5']);
+  } finally {
+    await closeStubbed(meter);
+  }
+});
+
+test('a sync whose answer is lost is not sent again: the next tick settles, giving every lease back from the ledger', async () => {
+  const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
+  const calls: string[] = [];
+  stubStatements(meter, {
+    async tryLease(): Promise<LeaseRow> {
+      return { granted: 1, free: 0, waiting: 0, others: 0, expired: 0, epoch: 1 };
+    },
+    async sync(ids: string[], amounts: number[]) {
+      calls.push(`sync ${ids.join(',')}=${amounts.join(',')}`);
+      // It may have committed: sent again with the same spending, it would count it twice.
+      throw new Error('Connection terminated unexpectedly');
+    },
+    async settleOwn(group: unknown) {
+      calls.push(`settleOwn ${group === undefined ? 'alone' : 'with a group'}`);
+      return { epoch: 2, charged: new Map<string, number>() };
+    },
+    async renew() {
+      calls.push('renew');
+      return 2;
+    },
+  });
+  try {
+    assert.ok((await meter.reserve('acc_1', 5)).ok);
+    await until('the first tick', 5_000, () => meter['lastRenewAt'] > 0 && !meter['ticking']);
+    calls.length = 0;
+    meter['unsynced'].add('acc_1', 5);
+    meter['lastRenewAt'] = 0;
+    await meter['tick']();
+    assert.deepEqual(calls, ['sync acc_1=5', 'renew']);
+    meter['unsynced']['lastAt'] = 0;
+    await meter['tick']();
+    assert.equal(calls[2], 'settleOwn alone');
+    assert.ok(!calls.slice(2).some((c) => c.startsWith('sync')), calls.join(' | '));
+    assert.equal(meter.stats.settled, 1);
+    assert.equal(meter.stats.now().accounts, 0, 'the leases were given back: their records go');
+    assert.equal(meter['epoch'], 2);
   } finally {
     await closeStubbed(meter);
   }
