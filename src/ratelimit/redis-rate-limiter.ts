@@ -157,6 +157,13 @@ const LEASE_MAX = 1_000;
 const LEASE_RESERVE_SHARE = 1 / 10;
 /** How long an unspent lease lasts (see the opening comment). */
 const LEASE_MS = 1_000;
+/**
+ * How long a call to Redis may take before it counts as failed (decided in the process instead).
+ * Redis answers in well under a millisecond; without a bound, a Redis that stopped answering on a
+ * live connection (a network partition, a paused server) held every keyed call, and /readyz, until
+ * it came back.
+ */
+const COMMAND_TIMEOUT_MS = 250;
 
 /** The tokens a lease of a bucket of `perMinute` takes: 0 (no lease) under 100 a minute. */
 const leaseSize = (perMinute: number): number => Math.min(LEASE_MAX, Math.floor(perMinute * LEASE_SHARE));
@@ -178,6 +185,8 @@ export interface RedisRateLimiterOptions {
   leases?: boolean;
   /** How long an unspent lease lasts, in ms. */
   leaseMs?: number;
+  /** How long a call to Redis may take, in ms (COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs?: number;
 }
 
 /**
@@ -212,7 +221,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.prefix = opts.prefix ?? 'sdg:rlm:';
     this.leasing = opts.leases ?? true;
     this.leaseMs = opts.leaseMs ?? LEASE_MS;
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true, commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS });
     this.redis.defineCommand('sdgTakeBatch', { lua: TAKE });
     const r = this.redis as unknown as { sdgTakeBatch: TakeFn };
     this.takeScript = (n, ...args) => r.sdgTakeBatch(n, ...args);

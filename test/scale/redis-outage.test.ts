@@ -95,6 +95,31 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
     }
   });
 
+  test('a Redis that stops answering on a live connection (paused, or cut off by a partition): calls are decided in the process, not held', async () => {
+    const l = new RedisRateLimiter(`redis://127.0.0.1:${port}`, { prefix: 'sdg:test:' });
+    const heard: boolean[] = [];
+    l.onHealthChange((reachable) => heard.push(reachable));
+    try {
+      assert.equal((await l.takeAll([{ key: 'p1', perMinute: 2 }])).allowed, true);
+      redis.kill('SIGSTOP');
+      // Before, these waited for Redis to answer again: for as long as it was paused.
+      const decided = await Promise.race([
+        Promise.all([l.takeAll([{ key: 'p2', perMinute: 1 }]), l.takeAll([{ key: 'p2', perMinute: 1 }])]),
+        new Promise<undefined>((r) => setTimeout(r, 5_000, undefined)),
+      ]);
+      assert.ok(decided, 'answered while Redis does not');
+      assert.deepEqual(decided.map((d) => d.allowed), [true, false], 'by the process\'s own bucket');
+      await assert.rejects(l.ping(), /timed out/i);
+      assert.deepEqual(heard, [false]);
+      redis.kill('SIGCONT');
+      await until('shared again', 10_000, async () => (await l.takeAll([{ key: 'probe', perMinute: 1000 }]), heard.length === 2));
+      assert.deepEqual(heard, [false, true]);
+    } finally {
+      if (redis.exitCode === null) redis.kill('SIGCONT');
+      await l.close();
+    }
+  });
+
   test("readiness's ping reports the loss and the return, as a call would", async () => {
     const l = new RedisRateLimiter(`redis://127.0.0.1:${port}`, { prefix: 'sdg:test:' });
     const heard: boolean[] = [];
