@@ -18,9 +18,19 @@ import { assertValidKey, type ByteRange, type ObjectBody, type ObjectInfo, type 
 const PART_SIZE = 5 * 1024 * 1024;
 const QUEUE_SIZE = 4;
 
+/**
+ * A request to the store gives up after this long without a byte moving (and a connection after
+ * CONNECT_TIMEOUT_MS): without it, an export's upload to a store cut off by a network partition
+ * stayed `running` for as long as the partition lasted, and its worker said nothing.
+ */
+const SOCKET_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export interface S3ObjectStoreOptions extends S3Config {
   /** Tests only: explicit credentials instead of the SDK's default chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Tests only: SOCKET_TIMEOUT_MS. */
+  socketTimeoutMs?: number;
 }
 
 function client(o: S3ObjectStoreOptions, endpoint: string | undefined): S3Client {
@@ -33,6 +43,7 @@ function client(o: S3ObjectStoreOptions, endpoint: string | undefined): S3Client
     // the flexible-checksum trailers the SDK adds by default.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: o.socketTimeoutMs ?? SOCKET_TIMEOUT_MS },
   });
 }
 

@@ -26,6 +26,29 @@ before(async () => {
 });
 after(() => s3.close());
 
+test('a store that stops answering (a partition): a put and a stat fail after the socket timeout, they do not wait for it', async () => {
+  // Accepts connections and reads them, and never answers: what a partitioned S3 looks like.
+  const held = new Set<import('node:net').Socket>();
+  const { createServer } = await import('node:net');
+  const silent = createServer((socket) => {
+    held.add(socket);
+    socket.on('data', () => undefined).on('error', () => undefined);
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  const store = new S3ObjectStore({ bucket: 'b', endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', forcePathStyle: true, publicEndpoint: undefined, credentials: LOCAL_S3_CREDENTIALS, socketTimeoutMs: 300 });
+  try {
+    const outcome = (p: Promise<unknown>) =>
+      Promise.race([p.then(() => 'answered', (e: Error) => e.message), new Promise<string>((r) => setTimeout(r, 20_000, 'still waiting'))]);
+    assert.match(await outcome(store.stat('exports/a/1.jsonl.gz')), /timed out after 300 ms of inactivity/);
+    assert.match(await outcome(store.put('exports/a/2.jsonl.gz', Readable.from([Buffer.from('x')]))), /timed out after 300 ms of inactivity/);
+  } finally {
+    store.close();
+    for (const s of held) s.destroy();
+    await new Promise((r) => silent.close(r));
+  }
+});
+
 describe('S3 object store', () => {
   let store: S3ObjectStore;
   before(() => {
