@@ -12,9 +12,21 @@ const SQLITE = /^SQLITE_(BUSY|FULL|IOERR|READONLY)(_|$)/;
 // The socket errors pg passes through when it cannot reach the server.
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** Set on the errors of the S3 object store's client: its network errors are not the database's. */
+const OBJECT_STORE = Symbol.for('sdg.objectStoreError');
+
+/** Marks `err` as the object store's (src/objects/s3-object-store.ts), so that isStoreUnavailable does not take it for the database's. */
+export function markObjectStoreError(err: unknown): unknown {
+  if (err !== null && typeof err === 'object') (err as Record<symbol, boolean>)[OBJECT_STORE] = true;
+  return err;
+}
+
 export function isStoreUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   if (!e) return false;
+  // S3 cut off (ECONNREFUSED and the like) is not the database: it was logged as "storage
+  // unavailable" and made /readyz answer `store unavailable` while Postgres was fine.
+  if ((e as Record<symbol, unknown>)[OBJECT_STORE] === true) return false;
   if (typeof e.code === 'string') {
     if (e.code.startsWith('08') || POSTGRES.has(e.code) || NETWORK.has(e.code)) return true;
     if (SQLITE.test(e.code)) return true;

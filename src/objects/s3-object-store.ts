@@ -12,6 +12,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config/object-storage.js';
+import { markObjectStoreError } from '../errors/store-unavailable.js';
 import { assertValidKey, type ByteRange, type ObjectBody, type ObjectInfo, type ObjectStore, type PresignOptions, type PresignedUrl } from './object-store.js';
 
 /** S3's minimum part size; with QUEUE_SIZE parts in flight an upload buffers about 20 MiB. */
@@ -34,7 +35,7 @@ export interface S3ObjectStoreOptions extends S3Config {
 }
 
 function client(o: S3ObjectStoreOptions, endpoint: string | undefined): S3Client {
-  return new S3Client({
+  const s3 = new S3Client({
     region: o.region,
     ...(endpoint ? { endpoint } : {}),
     forcePathStyle: o.forcePathStyle,
@@ -45,6 +46,19 @@ function client(o: S3ObjectStoreOptions, endpoint: string | undefined): S3Client
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: o.socketTimeoutMs ?? SOCKET_TIMEOUT_MS },
   });
+  // Every failure of a call (after the SDK's retries, uploads' parts included) is marked as the
+  // object store's: its ECONNREFUSED is not the database's (isStoreUnavailable).
+  s3.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (err) {
+        throw markObjectStoreError(err);
+      }
+    },
+    { step: 'initialize', name: 'sdgObjectStoreErrors' },
+  );
+  return s3;
 }
 
 function isNotFound(err: unknown): boolean {

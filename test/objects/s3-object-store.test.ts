@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
 import { S3ObjectStore } from '../../src/objects/s3-object-store.js';
 import { LOCAL_S3_CREDENTIALS, startLocalS3, type LocalS3 } from '../../deploy/local-s3.js';
 import { backends } from '../helpers/backends.js';
@@ -42,10 +43,34 @@ test('a store that stops answering (a partition): a put and a stat fail after th
       Promise.race([p.then(() => 'answered', (e: Error) => e.message), new Promise<string>((r) => setTimeout(r, 20_000, 'still waiting'))]);
     assert.match(await outcome(store.stat('exports/a/1.jsonl.gz')), /timed out after 300 ms of inactivity/);
     assert.match(await outcome(store.put('exports/a/2.jsonl.gz', Readable.from([Buffer.from('x')]))), /timed out after 300 ms of inactivity/);
+    // The object store's failures are not the database's: a job that meets one does not report a storage outage.
+    await assert.rejects(store.stat('exports/a/3.jsonl.gz'), (err) => !isStoreUnavailable(err));
   } finally {
     store.close();
     for (const s of held) s.destroy();
     await new Promise((r) => silent.close(r));
+  }
+});
+
+test('an S3 store that refuses connections: its ECONNREFUSED is not taken for the database being unavailable', async () => {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as import('node:net').AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const store = new S3ObjectStore({ bucket: 'b', endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', forcePathStyle: true, publicEndpoint: undefined, credentials: LOCAL_S3_CREDENTIALS });
+  try {
+    for (const attempt of [() => store.stat('exports/a/1.jsonl.gz'), () => store.put('exports/a/2.jsonl.gz', Readable.from([Buffer.from('x')]))]) {
+      await assert.rejects(attempt(), (err: Error & { code?: string }) => {
+        assert.match(`${err.code} ${err.message}`, /ECONNREFUSED/);
+        assert.equal(isStoreUnavailable(err), false);
+        return true;
+      });
+    }
+    // The same code from the database's client is still the database's.
+    assert.equal(isStoreUnavailable(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })), true);
+  } finally {
+    store.close();
   }
 });
 
