@@ -114,13 +114,26 @@ describe('sdg-client', () => {
     const names = join(dir, 'names.txt');
     writeFileSync(names, `# accounts to watch\n@${g.sample.usernames[2]}\n${g.sample.usernames[3]}\n\nno_such_user_zz\n`);
     const added = await cli(['watchlist', 'add', '--file', names, '--json'], env);
-    assert.equal(added.code, 0, added.stderr);
+    // One not found: the output says so, and so does the exit code (a script could not tell before).
+    assert.equal(added.code, exitCodes.notFound, added.stderr);
     assert.deepEqual(JSON.parse(added.stdout).counts, { added: 2, not_found: 1 });
+    assert.match(added.stderr, /"message":"1 of 3 accounts not added: 1 not_found\."/);
+    // What the gateway would refuse is named where it is written, before any call.
+    writeFileSync(join(dir, 'bad.txt'), `${g.sample.usernames[2]}\n# a comment\nbad name\n`);
+    const bad = await cli(['watchlist', 'add', '-f', join(dir, 'bad.txt')], env);
+    assert.equal(bad.code, exitCodes.usage);
+    assert.match(bad.stderr, /bad\.txt line 3: "bad name" is not a username/);
+    const missing = await cli(['watchlist', 'add', '-f', join(dir, 'nope.txt')], env);
+    assert.equal(missing.code, exitCodes.usage);
+    assert.equal(missing.stderr.trim(), `sdg-client: Cannot read --file ${join(dir, 'nope.txt')}: ENOENT.`);
+    const byName = await cli(['watchlist', 'remove', g.sample.usernames[2]!], env);
+    assert.equal(byName.code, exitCodes.usage);
+    assert.match(byName.stderr, /argument 1: ".+" is not a numeric user id \(remove takes ids/);
     // A file of more than 100 accounts goes in batches of 100.
     const many = join(dir, 'many.txt');
     writeFileSync(many, [g.sample.usernames[2], ...Array.from({ length: 100 }, (_, i) => `nobody_here_${i}`)].join('\n'));
     const batched = await cli(['watchlist', 'add', '-f', many, '--json'], env);
-    assert.equal(batched.code, 0, batched.stderr);
+    assert.equal(batched.code, exitCodes.notFound, batched.stderr);
     const b = JSON.parse(batched.stdout) as { counts: Record<string, number>; batchIds: string[]; items: unknown[] };
     assert.equal(b.batchIds.length, 2);
     assert.equal(b.items.length, 101);

@@ -3,19 +3,55 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ExportRecord, WatchlistAddItem } from '../types.js';
 import { contextOf, intOption, usageError, type Context } from './context.js';
+import { BatchItemsError, exitCodes } from './exit-codes.js';
 import { Lines, note, printJson, say, withBar } from './output.js';
 
+/** An account named on the command line or in a file, with where, to name it in an error. */
+interface Named {
+  value: string;
+  where: string;
+}
+
 /** Names or ids from the arguments and/or a file (one a line; blank lines and # comments skipped). */
-async function collect(args: string[], file: string | undefined): Promise<string[]> {
-  const all = [...args];
+async function collect(args: string[], file: string | undefined): Promise<Named[]> {
+  const all = args.map((value, i) => ({ value, where: `argument ${i + 1}` }));
   if (file) {
-    const text = await readFile(file, 'utf8');
-    for (const line of text.split(/\r?\n/)) {
-      const t = line.trim();
-      if (t && !t.startsWith('#')) all.push(t);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      throw usageError(`Cannot read --file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
     }
+    text.split(/\r?\n/).forEach((line, i) => {
+      const t = line.trim();
+      if (t && !t.startsWith('#')) all.push({ value: t, where: `${file} line ${i + 1}` });
+    });
   }
   return all;
+}
+
+const NUMERIC_ID = /^[0-9]{1,19}$/;
+/** As the gateway's username rule (src/http/schemas.ts, HANDLE_PATTERN), the at-sign already taken off. */
+const USERNAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$/;
+
+/** The first entry that is not what the command takes, as a usage error naming where it is (the gateway would name its position in a batch). */
+function checkAll(entries: Named[], ok: RegExp, what: string): void {
+  const bad = entries.find((e) => !ok.test(e.value));
+  if (bad) throw usageError(`${bad.where}: ${JSON.stringify(bad.value)} is not ${what}.`);
+}
+
+/**
+ * A batch whose accounts did not all go in (or out) is a failure for a script: the exit code of the
+ * first such item's kind (not found 6, the watchlist's limit 8, failed 1: protected, an id and a
+ * name of two accounts, the data source), after the output.
+ */
+function partialFailure(items: Array<{ status: string }>, counts: Record<string, number>, verb: 'added' | 'removed'): void {
+  const codes: Record<string, number> = { not_found: exitCodes.notFound, limit_exceeded: exitCodes.conflict, failed: exitCodes.failure };
+  const first = items.find((i) => codes[i.status] !== undefined);
+  if (!first) return;
+  const failed = Object.entries(counts).filter(([k]) => codes[k] !== undefined);
+  const n = failed.reduce((sum, [, v]) => sum + v, 0);
+  throw new BatchItemsError(`${n} of ${items.length} accounts not ${verb}: ${failed.map(([k, v]) => `${v} ${k}`).join(', ')}.`, codes[first.status]!);
 }
 
 export function registerBulkCommands(program: Command): void {
@@ -29,19 +65,21 @@ export function registerBulkCommands(program: Command): void {
     .option('--ids', 'the accounts are numeric user ids')
     .action(async (args: string[], flags: { file?: string; ids?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const accounts = await collect(args, flags.file);
-      if (accounts.length === 0) throw usageError('Name at least one account, or a --file of them.');
-      if (flags.ids) {
-        const bad = accounts.find((a) => !/^[0-9]{1,19}$/.test(a));
-        if (bad) throw usageError(`--ids takes numeric user ids; got ${bad}.`);
-      }
-      const items: WatchlistAddItem[] = accounts.map((a) => (flags.ids ? { socialUserId: a } : { username: a.replace(/^@/, '') }));
+      const named = await collect(args, flags.file);
+      if (named.length === 0) throw usageError('Name at least one account, or a --file of them.');
+      const accounts = named.map((e) => ({ ...e, value: flags.ids ? e.value : e.value.replace(/^@/, '') }));
+      if (flags.ids) checkAll(accounts, NUMERIC_ID, 'a numeric user id (--ids)');
+      else checkAll(accounts, USERNAME, 'a username: letters, digits, _ . and -');
+      const items: WatchlistAddItem[] = accounts.map((a) => (flags.ids ? { socialUserId: a.value } : { username: a.value }));
       const r = await withBar(ctx.out, 'watchlist add {value}/{total} accounts', items.length, (progress) =>
         ctx.client.addAllToWatchlist(items, { onProgress: (p) => progress.update(p.done) }),
       );
-      if (ctx.out.json) return printJson({ counts: r.counts, items: r.items, batchIds: r.batches.map((b) => b.batchId) });
-      for (const item of r.items) if (item.status !== 'added' && item.status !== 'already_present') note(`${item.username ?? item.socialUserId}: ${item.status}${item.error ? ` (${item.error})` : ''}`);
-      say(`${Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+      if (ctx.out.json) printJson({ counts: r.counts, items: r.items, batchIds: r.batches.map((b) => b.batchId) });
+      else {
+        for (const item of r.items) if (item.status !== 'added' && item.status !== 'already_present') note(`${item.username ?? item.socialUserId}: ${item.status}${item.error ? ` (${item.error})` : ''}`);
+        say(`${Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+      }
+      partialFailure(r.items, r.counts, 'added');
     });
 
   watchlist
@@ -63,8 +101,11 @@ export function registerBulkCommands(program: Command): void {
     .option('-f, --file <path>', 'read ids from a file, one a line')
     .action(async (args: string[], flags: { file?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const ids = await collect(args, flags.file);
-      if (ids.length === 0) throw usageError('Name at least one id, or a --file of them.');
+      const named = await collect(args, flags.file);
+      if (named.length === 0) throw usageError('Name at least one id, or a --file of them.');
+      // The gateway removes by id only (a username could name another account since).
+      checkAll(named, NUMERIC_ID, 'a numeric user id (remove takes ids: `watchlist list` shows them)');
+      const ids = named.map((e) => e.value);
       const counts: Record<string, number> = {};
       const items = [];
       for (let i = 0; i < ids.length; i += 100) {
@@ -75,8 +116,9 @@ export function registerBulkCommands(program: Command): void {
           counts[item.status] = (counts[item.status] ?? 0) + 1;
         }
       }
-      if (ctx.out.json) return printJson({ counts, items });
-      say(`${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+      if (ctx.out.json) printJson({ counts, items });
+      else say(`${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+      partialFailure(items, counts, 'removed');
     });
 
   program

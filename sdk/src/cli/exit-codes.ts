@@ -9,8 +9,20 @@ import {
   NotFoundError,
   ProtectedAccountError,
   RateLimitedError,
+  SdgError,
   UpstreamError,
 } from '../errors.js';
+
+/** Some accounts of a watchlist batch did not go in (or out): not found, over the watchlist's limit, or failed. `exitCode`: the first such kind's. */
+export class BatchItemsError extends SdgError {
+  override name = 'BatchItemsError';
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
 
 export const exitCodes = {
   ok: 0,
@@ -49,5 +61,6 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof UpstreamError) return exitCodes.upstream;
   if (error instanceof NetworkError) return exitCodes.network;
   if (error instanceof ExportError) return exitCodes.export;
+  if (error instanceof BatchItemsError) return error.exitCode;
   return exitCodes.failure;
 }
