@@ -36,6 +36,10 @@ export async function backupSqlite(source: SQLite.Database, file: string): Promi
     try {
       const check = copy.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`the copy failed SQLite's quick_check: ${String(check)}`);
+      // A file on its own: a WAL-mode file makes SQLite create -wal and -shm files beside it
+      // whenever it is opened, even to read (sdg restore's check did so next to the backup). The
+      // server puts the restored store back in WAL mode when it opens it.
+      copy.pragma('journal_mode = DELETE');
     } finally {
       copy.close();
     }

@@ -29,11 +29,15 @@ export interface RestoreResult {
 
 const SIDE_FILES = ['', '-wal', '-shm'];
 
-/** Throws RestoreRefusedError unless `file` is a whole store of this release or an older one. */
-function checkBackup(file: string): void {
+/**
+ * Throws RestoreRefusedError unless `copy` (of the backup `file`) is a whole store of this release or
+ * an older one. The copy is checked, not the backup: opening a WAL-mode file (every backup made before
+ * 2026-12-06) creates -wal and -shm files beside it, which were left next to the operator's backup.
+ */
+function checkBackup(copy: string, file: string): void {
   let db: SQLite.Database;
   try {
-    db = new SQLite(file, { readonly: true, fileMustExist: true });
+    db = new SQLite(copy, { readonly: true, fileMustExist: true });
   } catch (err) {
     throw new RestoreRefusedError(`Cannot open ${file} as a database: ${(err as Error).message}.`);
   }
@@ -58,7 +62,7 @@ function assertNotInUse(path: string): void {
 }
 
 export async function restoreSqlite(dataDir: string, file: string, now = new Date()): Promise<RestoreResult> {
-  checkBackup(file);
+  if (!existsSync(file)) throw new RestoreRefusedError(`Cannot open ${file} as a database: no such file.`);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, SQLITE_FILE);
   assertNotInUse(path);
@@ -66,6 +70,7 @@ export async function restoreSqlite(dataDir: string, file: string, now = new Dat
   try {
     await copyFile(file, incoming);
     await chmod(incoming, 0o600);
+    checkBackup(incoming, file);
     fsyncPath(incoming);
     const stamp = now.toISOString().replace(/[:.]/g, '-');
     const movedAside: string[] = [];
@@ -79,6 +84,6 @@ export async function restoreSqlite(dataDir: string, file: string, now = new Dat
     fsyncPath(dataDir);
     return { restored: path, movedAside };
   } finally {
-    await rm(incoming, { force: true });
+    await Promise.all(SIDE_FILES.map((side) => rm(incoming + side, { force: true })));
   }
 }

@@ -122,6 +122,8 @@ test('sdg backup while charged calls run: a whole, consistent, private copy; sdg
     assert.equal(f.code, 0, f.stderr);
     assert.deepEqual((JSON.parse(f.stdout) as { movedAside: string[] }).movedAside, []);
     assert.equal(books(join(fresh, 'gateway.sqlite'), accountId).balance, copy.balance);
+    // A refused restore and two restores left nothing beside the backup (its check made -wal and -shm files there).
+    assert.deepEqual(readdirSync(backupDir), ['gateway-backup.sqlite']);
   } finally {
     await server.stop();
   }
