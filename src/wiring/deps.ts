@@ -64,11 +64,14 @@ export async function buildDeps(config: Config, opts: BuildOptions = {}): Promis
   const metrics = o.metrics ?? createMetrics();
   if (meter.stats) watchMeter(metrics.registry, meter.stats);
   watchBacklog(metrics.registry, () => readBacklog(store.db));
-  // One process: buckets in memory. Several: REDIS_URL shares them.
+  // One process: buckets in memory. Several: REDIS_URL shares them. Only the API limits calls: a
+  // worker or scheduler alone does not connect to Redis (its /readyz answered 503 `redis
+  // unavailable` for a Redis it never uses, and it logged Redis's outages).
   // Optional integrations (ioredis, viem, and in buildSource @atproto/api) are imported only when
   // used, so the embedded default's heap holds none of them.
   const rateLimiter: RateLimiter =
-    o.rateLimiter ?? (config.redisUrl ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter());
+    o.rateLimiter ??
+    (config.redisUrl && config.roles.includes('api') ? new (await import('../ratelimit/redis-rate-limiter.js')).RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter());
   if (rateLimiter.stats) watchRateLimiter(metrics.registry, rateLimiter.stats);
   return {
     config,

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis-rate-limiter.js';
 import { createPostgresSchema } from '../helpers/backends.js';
 import { freePort, runSdg, startServer, until } from '../helpers/processes.js';
+import { startHarness } from '../helpers/harness.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
 
 const tmpNone = tempDirs('sdg-redis-none-');
@@ -167,6 +168,18 @@ describe('rate limits while Redis is unreachable', { skip: !hasRedis }, () => {
       rmSync(data, { recursive: true, force: true });
     }
   });
+});
+
+test('a worker or scheduler alone does not use Redis: ready while REDIS_URL answers nothing', async () => {
+  const port = await freePort();
+  const h = await startHarness('sqlite', { ROLES: 'worker,scheduler', REDIS_URL: `redis://127.0.0.1:${port}` });
+  try {
+    assert.equal(h.deps.rateLimiter instanceof RedisRateLimiter, false);
+    const ready = await h.app.inject({ url: '/readyz' });
+    assert.equal(ready.statusCode, 200, ready.body);
+  } finally {
+    await h.close();
+  }
 });
 
 test('Redis lost before anyone listens: the listener hears it when it starts listening', async () => {
