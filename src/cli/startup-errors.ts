@@ -71,6 +71,12 @@ export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 
         return `DATABASE_URL: Postgres at ${db} accepts no writes (a standby, or default_transaction_read_only is on): point DATABASE_URL at the primary.`;
       }
       if (code === '53100') return `DATABASE_URL: Postgres at ${db} is out of disk space (53100): free space on its server.`;
+      if (/does not support SSL connections/.test(message)) {
+        return `DATABASE_URL asks for TLS (sslmode) but Postgres at ${db} does not offer it: enable ssl on the server, or drop sslmode from DATABASE_URL on a network you trust.`;
+      }
+      if (/^(SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|CERT_HAS_EXPIRED|ERR_TLS_CERT_ALTNAME_INVALID)$/.test(code)) {
+        return `DATABASE_URL: Postgres at ${db} presented a certificate this process does not trust (${code}): give its CA in NODE_EXTRA_CA_CERTS, or fix the host name in DATABASE_URL.`;
+      }
       if (UNREACHABLE.has(code) || /timeout expired|Connection terminated/i.test(message)) {
         return `DATABASE_URL: Postgres at ${db} does not answer (${code || message}): start it, or fix the host and port in DATABASE_URL.`;
       }

@@ -71,6 +71,13 @@ describe('start-up errors', () => {
     assert.ok(!r.stderr.includes('secretpw'), 'the password is never printed');
   });
 
+  test('DATABASE_URL asks for TLS that Postgres does not offer', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL not set' }, async () => {
+    // This machine's Postgres has no TLS. (verify-full: `require` also makes pg print a notice of its own.)
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set('sslmode', 'verify-full');
+    assertOneLine(await sdg(['migrate'], { DATABASE_URL: url.toString() }), 'DATABASE_URL', /asks for TLS \(sslmode\) but Postgres at .* does not offer it/);
+  });
+
   test('the Postgres database does not exist', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL not set' }, async () => {
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.pathname = '/sdg_no_such_database';
