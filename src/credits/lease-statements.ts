@@ -316,19 +316,36 @@ export class LeaseStatements {
    * that long and resumes then makes a new row, with a new epoch).
    */
   async sweep(): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const dead = await sql<{ owner: string }>`
-        select o.owner from credit_lease_owners o
-         where o.expires_at < now() and exists (select 1 from credit_leases l where l.owner = o.owner)
-         order by o.owner for update`.execute(trx);
-      const owners = dead.rows.map((r) => r.owner);
-      if (owners.length > 0) await sql`update credit_lease_owners set epoch = nextval('credit_lease_epochs') where owner = any(${owners}::text[])`.execute(trx);
-      const swept = await this.release(trx, owners);
+    const dead = await sql<{ owner: string }>`
+      select o.owner from credit_lease_owners o
+       where o.expires_at < now() and exists (select 1 from credit_leases l where l.owner = o.owner)
+       order by o.owner`.execute(this.db);
+    let swept = 0;
+    let failure: unknown;
+    // One transaction per process swept: one whose leases cannot be given back (a fault) does not
+    // keep every other dead process's credits reserved, as one transaction for all of them did.
+    for (const { owner } of dead.rows) {
+      try {
+        swept += await this.db.transaction().execute(async (trx) => {
+          // Locked, and still expired: a sweep by another process meanwhile changed nothing it needs.
+          const still = await sql`select owner from credit_lease_owners where owner = ${owner} and expires_at < now() for update`.execute(trx);
+          if (still.rows.length === 0) return 0;
+          await sql`update credit_lease_owners set epoch = nextval('credit_lease_epochs') where owner = ${owner}`.execute(trx);
+          return this.release(trx, [owner]);
+        });
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    swept += await this.db.transaction().execute(async (trx) => {
+      const orphans = await this.release(trx, []);
       await sql`
         delete from credit_lease_owners o
          where o.expires_at < now() - interval '1 day' and not exists (select 1 from credit_leases l where l.owner = o.owner)`.execute(trx);
-      return swept;
+      return orphans;
     });
+    if (failure !== undefined) throw failure;
+    return swept;
   }
 
   /**
