@@ -79,45 +79,82 @@ export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefi
   return Math.round(Math.min(retry.maxDelayMs, base * (1 + retry.jitter * random())));
 }
 
+/**
+ * What the calls in flight were given, held until each ends. The caller's signal reaches the
+ * attempts through the Request openapi-fetch made with it, and Node keeps that signal only while
+ * that Request lives: an `AbortSignal.timeout(400)` written inline in a call was collected with it
+ * mid-call, and the call then waited for ever (test/sdk/timeout.test.ts, with the collector forced).
+ */
+const inFlight = new Set<unknown>();
+
 /** A fetch(input, init) that retries, for openapi-fetch and for downloads. */
 export function retryingFetch(opts: TransportOptions): typeof fetch {
+  const attempts = retryingAttempts(opts);
+  return async (input, init) => {
+    const held = { input, init };
+    inFlight.add(held);
+    try {
+      return await attempts(input, init);
+    } finally {
+      inFlight.delete(held);
+    }
+  };
+}
+
+function retryingAttempts(opts: TransportOptions): typeof fetch {
   const wait = opts.sleep ?? sleep;
   return async (input, init) => {
-    let request = new Request(input, init);
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) {
-      const headers = new Headers(request.headers);
-      headers.set('idempotency-key', randomUUID());
-      request = new Request(request, { headers });
-    }
+    // The caller's signal itself, listened to directly. Each attempt gets a signal of its own, and
+    // its request is given as a URL and options: a Request made from another Request (as a clone
+    // is) follows the other's signal through a link Node 20's collector may drop mid-call, after
+    // which an abort never reached the attempt (AbortSignal.timeout(400): a call waited for ever).
+    const caller = init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
+    const first = new Request(input, init);
+    const headers = new Headers(first.headers);
+    if (first.method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', randomUUID());
+    const { url, method, redirect } = first;
+    // Read once, sent again by a retry (bodies here are small JSON; downloads have none).
+    const body = first.body === null ? undefined : await first.arrayBuffer();
     for (let attempt = 1; ; attempt++) {
       const retriesLeft = attempt <= opts.retry.maxRetries;
       let response: Response;
+      const attemptAbort = new AbortController();
+      const onAbort = () => attemptAbort.abort(caller!.reason);
+      if (caller?.aborted) attemptAbort.abort(caller.reason);
+      caller?.addEventListener('abort', onAbort, { once: true });
       // The attempt's own deadline, for the answer's headers only: a body that follows (a page, an
       // export file) is not cut by it. A gateway that never answers is then retried, not waited on for ever.
-      const deadline = opts.timeoutMs ? new AbortController() : undefined;
-      const timer = deadline && setTimeout(() => deadline.abort(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+      let timedOut = false;
+      const timer = opts.timeoutMs
+        ? setTimeout(() => {
+            timedOut = true;
+            attemptAbort.abort(new Error(`no answer within ${opts.timeoutMs} ms`));
+          }, opts.timeoutMs)
+        : undefined;
       try {
-        response = await opts.fetch(deadline ? new Request(request.clone(), { signal: AbortSignal.any([request.signal, deadline.signal]) }) : request.clone());
+        response = await opts.fetch(url, { method, headers, redirect, signal: attemptAbort.signal, ...(body === undefined ? {} : { body }) });
       } catch (caught) {
-        if (request.signal.aborted) throw caught;
-        const timedOut = deadline?.signal.aborted === true;
-        const error = timedOut ? deadline!.signal.reason : caught;
+        if (caller?.aborted) throw caught;
+        const error = timedOut ? attemptAbort.signal.reason : caught;
         // A connection that failed is retried like a 503: a POST carries its key, so it cannot run twice.
-        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(request.url).origin}: ${describeError(error)}`, { cause: error, timedOut });
+        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(url).origin}: ${describeError(error)}`, { cause: error, timedOut });
         const delayMs = retryDelayMs(attempt, undefined, opts.retry);
-        opts.onRetry?.({ attempt, delayMs, error, method: request.method, url: request.url });
-        await wait(delayMs, request.signal);
+        opts.onRetry?.({ attempt, delayMs, error, method, url });
+        await wait(delayMs, caller);
         continue;
       } finally {
         clearTimeout(timer);
+        // Not left on a signal the caller may give many calls. Once the headers are in, a body is
+        // stopped by whoever reads it (the SDK's download: its pipeline's signal).
+        caller?.removeEventListener('abort', onAbort);
       }
       if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return response;
       const after = parseRetryAfter(response.headers.get('retry-after'));
       if (after !== undefined && after * 1000 > opts.retry.maxDelayMs) return response;
       const delayMs = retryDelayMs(attempt, after, opts.retry);
       await response.body?.cancel().catch(() => undefined);
-      opts.onRetry?.({ attempt, delayMs, status: response.status, method: request.method, url: request.url });
-      await wait(delayMs, request.signal);
+      opts.onRetry?.({ attempt, delayMs, status: response.status, method, url });
+      await wait(delayMs, caller);
     }
   };
 }

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { NetworkError, SdgClient, type RetryEvent } from '../../sdk/src/index.js';
 
 const listen = (s: Server | HttpServer) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)));
@@ -74,6 +76,30 @@ describe('the per-attempt deadline', () => {
     const client = new SdgClient({ apiKey: 'sdg_test', baseUrl: `http://127.0.0.1:${slowPort}`, timeoutMs: 100, retry: { maxRetries: 0 } });
     const res = await client.fetch(`http://127.0.0.1:${slowPort}/echo/v1/hello`);
     assert.equal(await res.text(), '{"data":{"message":"late"}}');
+  });
+
+  test('a caller\'s AbortSignal.timeout written inline ends the call even when the collector runs meanwhile', async () => {
+    // Node 20 collected the link from the caller's signal to the attempt's (a Request made from
+    // another Request), and the call then waited for ever: CI saw it wait 300 s. Collecting every
+    // 20 ms makes that certain.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const collecting = setInterval(gc, 20);
+    try {
+      for (const timeoutMs of [0, 60_000]) {
+        const client = new SdgClient({ apiKey: 'sdg_test', baseUrl: `http://127.0.0.1:${silentPort}`, timeoutMs, retry: { maxRetries: 0 } });
+        const outcome = await Promise.race([
+          client.balance({ signal: AbortSignal.timeout(300) }).then(
+            () => 'answered',
+            (e: Error) => e.name,
+          ),
+          new Promise<string>((r) => setTimeout(r, 5_000, 'still waiting')),
+        ]);
+        assert.equal(outcome, 'TimeoutError', `timeoutMs ${timeoutMs}`);
+      }
+    } finally {
+      clearInterval(collecting);
+    }
   });
 
   test('timeoutMs 0: no deadline (the caller\'s own signal still ends the wait)', async () => {
