@@ -139,7 +139,10 @@ async function buildImage(): Promise<Image> {
 
 interface Program {
   child: ChildProcess;
+  /** stdout and stderr, in the order they came. */
   output(): string;
+  /** stdout alone (what `$(docker run …)` captures). */
+  stdout(): string;
   stop(): Promise<number | null>;
 }
 
@@ -151,11 +154,16 @@ function start(image: Image, args: string[], extra: Record<string, string>): Pro
 function spawnProgram(command: string, args: string[], cwd: string, env: Record<string, string>): Program {
   const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
+  let stdout = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+    stdout += d;
+  });
   child.stderr!.on('data', (d) => (out += d));
   return {
     child,
     output: () => out,
+    stdout: () => stdout,
     // `docker stop`: SIGTERM, and the exit code it gives.
     stop: () => stopChild(child),
   };
@@ -165,7 +173,8 @@ async function once(image: Image, args: string[], extra: Record<string, string>)
   const p = start(image, args, extra);
   const code = await new Promise<number | null>((res) => p.child.on('close', res));
   assert.equal(code, 0, `${args.join(' ')}: ${p.output()}`);
-  return p.output();
+  // stdout alone: a first command on a new container's store also says on stderr that it made one.
+  return p.stdout();
 }
 
 async function serveAt(image: Image, extra: Record<string, string>, port?: number): Promise<{ url: string; server: Program }> {
