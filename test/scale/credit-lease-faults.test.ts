@@ -89,6 +89,16 @@ test('a lease granted by a statement that read an epoch older than the one this 
   }
 });
 
+/** A lease held, its first tick past; then one tick with 5 credits spent to fold in and a renewal due (`calls` cleared before it). */
+async function tickWithSpending(meter: PostgresMeterStore, calls: string[]): Promise<void> {
+  assert.ok((await meter.reserve('acc_1', 5)).ok);
+  await until('the first tick', 5_000, () => meter['lastRenewAt'] > 0 && !meter['ticking']);
+  calls.length = 0;
+  meter['unsynced'].add('acc_1', 5);
+  meter['lastRenewAt'] = 0;
+  await meter['tick']();
+}
+
 test('a sync that fails does not stop the renewal after it in the same tick, and its spending goes in the next sync', async () => {
   const meter = new PostgresMeterStore({} as Kysely<Database>, { leaseSeconds: 30 });
   const calls: string[] = [];
@@ -108,12 +118,7 @@ test('a sync that fails does not stop the renewal after it in the same tick, and
     },
   });
   try {
-    assert.ok((await meter.reserve('acc_1', 5)).ok);
-    await until('the first tick', 5_000, () => meter['lastRenewAt'] > 0 && !meter['ticking']);
-    calls.length = 0;
-    meter['unsynced'].add('acc_1', 5);
-    meter['lastRenewAt'] = 0;
-    await meter['tick']();
+    await tickWithSpending(meter, calls);
     assert.deepEqual(calls, ['sync acc_1=5', 'renew']);
     failSync = false;
     meter['unsynced']['lastAt'] = 0;
@@ -146,12 +151,7 @@ test('a sync whose answer is lost is not sent again: the next tick settles, givi
     },
   });
   try {
-    assert.ok((await meter.reserve('acc_1', 5)).ok);
-    await until('the first tick', 5_000, () => meter['lastRenewAt'] > 0 && !meter['ticking']);
-    calls.length = 0;
-    meter['unsynced'].add('acc_1', 5);
-    meter['lastRenewAt'] = 0;
-    await meter['tick']();
+    await tickWithSpending(meter, calls);
     assert.deepEqual(calls, ['sync acc_1=5', 'renew']);
     meter['unsynced']['lastAt'] = 0;
     await meter['tick']();
