@@ -49,7 +49,7 @@ describe('StaticWalletService', () => {
     await assert.rejects(service.getBalance('0x123'), (err: unknown) => {
       assert.ok(err instanceof AppError);
       assert.equal(err.code, 'invalid_request');
-      assert.deepEqual(err.details, { field: 'address' });
+      assert.deepEqual(err.details, { fields: [{ field: 'params.address', message: 'must be 0x followed by 40 hexadecimal characters' }] });
       return true;
     });
     await assert.rejects(service.getBalance(ADDRESS, 'polygon'), (err: unknown) => {

@@ -216,6 +216,16 @@ describe('ViemWalletService failures', () => {
     assert.equal(err.message, 'The chain RPC endpoint for "test" returned an unexpected response.');
   });
 
+  it('maps a 2xx answer that is not JSON (a proxy\'s page) to upstream_error, not an outage', async () => {
+    const rpc = await startFakeRpc((call) => (call.method === 'eth_getBalance' ? { httpStatus: 200, body: `<html>${SECRET}</html>` } : healthy(call)));
+    servers.push(rpc);
+    const service = new ViemWalletService([chain(rpc.url)], { retryCount: 0 });
+    const err = await failure(service.getBalance(ADDRESS));
+    expectCode(err, 'upstream_error', 502);
+    assert.equal(err.message, 'The chain RPC endpoint for "test" returned an unexpected response.');
+    assertNoLeak(err);
+  });
+
   it('refuses a block number beyond 2^53 - 1 (upstream_error)', async () => {
     const rpc = await startFakeRpc((call) => (call.method === 'eth_blockNumber' ? { result: '0x20000000000000' } : healthy(call)));
     servers.push(rpc);

@@ -29,6 +29,13 @@ async function rejectsWith(promise: Promise<unknown>, code: ErrorCode, check?: (
   });
 }
 
+/** The one field an invalid_request names. */
+function fieldOf(err: AppError): unknown {
+  const fields = (err.details ?? {})['fields'] as Array<{ field: string }> | undefined;
+  assert.equal(fields?.length, 1);
+  return fields?.[0]?.field;
+}
+
 describe('ViemWalletService with ganache', () => {
   let node: RunningServer;
   let service: ViemWalletService;
@@ -170,7 +177,7 @@ describe('ViemWalletService with ganache', () => {
     ];
     for (const address of bad) {
       await rejectsWith(service.getBalance(address), 'invalid_request', (err) => {
-        assert.deepEqual(err.details, { field: 'address' }, JSON.stringify(address));
+        assert.deepEqual(err.details, { fields: [{ field: 'params.address', message: 'must be 0x followed by 40 hexadecimal characters' }] }, JSON.stringify(address));
         assert.equal(err.status, 400);
       });
     }
@@ -181,7 +188,8 @@ describe('ViemWalletService with ganache', () => {
     const wrong = DETERMINISTIC_ADDRESS.replace('F8bf', 'f8bf');
     assert.notEqual(wrong, DETERMINISTIC_ADDRESS);
     await rejectsWith(service.getBalance(wrong), 'invalid_request', (err) => {
-      assert.deepEqual(err.details, { field: 'address', reason: 'bad_checksum' });
+      // details.fields, as every invalid_request names its fields (the OpenAPI's InvalidRequest).
+      assert.deepEqual(err.details, { fields: [{ field: 'params.address', message: 'has an invalid EIP-55 checksum' }], reason: 'bad_checksum' });
       assert.match(err.message, /checksum/);
     });
   });
@@ -189,16 +197,16 @@ describe('ViemWalletService with ganache', () => {
   it('rejects an unknown chain naming the configured ones', async () => {
     await rejectsWith(service.getBalance(DETERMINISTIC_ADDRESS, 'polygon'), 'invalid_request', (err) => {
       assert.equal(err.message, 'Unknown chain "polygon". Configured chains: local, local-gwei.');
-      assert.deepEqual(err.details, { field: 'chain', allowed: ['local', 'local-gwei'] });
+      assert.deepEqual(err.details, { fields: [{ field: 'querystring.chain', message: 'must be one of local, local-gwei' }], allowed: ['local', 'local-gwei'] });
     });
     await rejectsWith(service.getBalance(DETERMINISTIC_ADDRESS, ''), 'invalid_request', (err) => {
-      assert.equal((err.details ?? {})['field'], 'chain');
+      assert.equal(fieldOf(err), 'querystring.chain');
     });
   });
 
   it('validates the address before the chain', async () => {
     await rejectsWith(service.getBalance('nope', 'polygon'), 'invalid_request', (err) => {
-      assert.equal((err.details ?? {})['field'], 'address');
+      assert.equal(fieldOf(err), 'params.address');
     });
   });
 

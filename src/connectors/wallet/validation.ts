@@ -20,7 +20,7 @@ export function normalizeAddress(address: string): Address {
     throw new AppError(
       'invalid_request',
       'The address must be 0x followed by 40 hexadecimal characters.',
-      { field: 'address' },
+      { fields: [{ field: 'params.address', message: 'must be 0x followed by 40 hexadecimal characters' }] },
     );
   }
   const digits = address.slice(2);
@@ -31,7 +31,7 @@ export function normalizeAddress(address: string): Address {
     throw new AppError(
       'invalid_request',
       'The address has mixed-case letters but an invalid EIP-55 checksum; check it for typos or send it in lowercase.',
-      { field: 'address', reason: 'bad_checksum' },
+      { fields: [{ field: 'params.address', message: 'has an invalid EIP-55 checksum' }], reason: 'bad_checksum' },
     );
   }
   return checksummed;
@@ -53,7 +53,7 @@ export function resolveChain<T extends WalletChainConfig>(
     throw new AppError(
       'invalid_request',
       `Unknown chain "${requested ?? defaultChain}". Configured chains: ${configured.join(', ')}.`,
-      { field: 'chain', allowed: configured },
+      { fields: [{ field: 'querystring.chain', message: `must be one of ${configured.join(', ')}` }], allowed: configured },
     );
   }
   return found;

@@ -213,6 +213,19 @@ export class ViemWalletService implements WalletService {
         error,
       );
     }
+    // It answered 2xx with a body that is not JSON (a proxy's or captive portal's page), or a result
+    // that is not a number: an answer we cannot read (502), not an outage. viem wraps the first's
+    // parse error in an HttpRequestError, which alone would read as unavailable.
+    const unreadable = findCause(error, (e) => e instanceof SyntaxError);
+    if (unreadable !== undefined) {
+      return this.report(
+        config,
+        new AppError('upstream_error', `The chain RPC endpoint for "${name}" returned an unexpected response.`, details),
+        'SyntaxError',
+        describe(error),
+        error,
+      );
+    }
     const failure = findCause(error, (e) => e instanceof RpcError) ?? findCause(error, (e) => e instanceof HttpRequestError);
     if (failure !== undefined) {
       return this.report(
