@@ -139,7 +139,7 @@ const examples: Record<string, unknown> = {
   },
   Plan: defaultPlans[1],
   UsageRecord: {
-    id: '1042',
+    id: 'led_s2Tl_vu_qSlF92H52ml0aw',
     kind: 'charge',
     amount: -100,
     balanceAfter: 9900,
@@ -210,6 +210,30 @@ const examples: Record<string, unknown> = {
   },
   Hello: hello,
 };
+
+/**
+ * An answer's `data` where it is not its schema's example: a POST that queues a job answers it queued,
+ * and a revoke answers the key revoked.
+ */
+const answerData: Record<string, (schemaExample: Record<string, unknown>) => unknown> = {
+  generateExport: (e) => ({ ...e, status: 'queued', tweetCount: null, sizeBytes: null, sha256: null, startedAt: null, completedAt: null }),
+  addWatchlistBatch: (e) => queuedBatch(e, 'add', [{ socialUserId: null, username: 'ada_builds' }, { socialUserId: null, username: 'no_such_user' }]),
+  removeWatchlistBatch: (e) => queuedBatch(e, 'remove', [{ socialUserId: userId, username: null }]),
+  revokeApiKey: (e) => ({ ...e, revokedAt: '2025-01-31T12:30:00.000Z' }),
+};
+
+function queuedBatch(e: Record<string, unknown>, operation: string, items: Array<Record<string, unknown>>): unknown {
+  const pending = items.map((i) => ({ ...i, status: 'pending', error: null }));
+  return { ...e, operation, status: 'queued', total: pending.length, processed: 0, succeeded: 0, failed: 0, completedAt: null, items: pending };
+}
+
+/** The example of an operation's 2xx answer: its schema's, with `data` as answerData says. */
+export function answerExample(operationId: unknown, schemaExample: unknown): unknown {
+  const make = typeof operationId === 'string' ? answerData[operationId] : undefined;
+  const answer = schemaExample as { data?: Record<string, unknown> } | null;
+  if (!make || !answer?.data) return schemaExample;
+  return { ...answer, data: make(answer.data) };
+}
 
 const errorMessages: Record<ErrorCode, [message: string, details?: Json]> = {
   invalid_request: ['query.limit must be <= 100.', { fields: [{ field: 'query.limit', message: 'must be <= 100' }] }],

@@ -1,7 +1,7 @@
 // Per operation: the credit cost in words, the headers of each answer, the Idempotency-Key of a POST,
 // and an example of each request body and answer (one per error code).
 import type { ErrorCode } from '../../errors/app-error.js';
-import { errorExample, exampleOf } from './examples.js';
+import { answerExample, errorExample, exampleOf } from './examples.js';
 import type { HeaderName } from './shared.js';
 
 type Json = Record<string, unknown>;
@@ -84,7 +84,7 @@ export function decorateOperations(doc: OpenApiDoc, schemas: Record<string, Json
         let codes: ErrorCode[] = [];
         for (const media of Object.values((response.content as Record<string, Json> | undefined) ?? {})) {
           if (status.startsWith('2')) {
-            if (media.example === undefined) media.example = exampleOf(media.schema as Json, schemas);
+            if (media.example === undefined) media.example = answerExample(op.operationId, exampleOf(media.schema as Json, schemas));
           } else {
             // Every error answer is the envelope; the operation's own schema narrows its codes.
             media.schema = { allOf: [{ $ref: '#/components/schemas/ErrorEnvelope' }, media.schema] };
