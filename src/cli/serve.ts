@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
 import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
+import { lockApiRole } from '../db/api-role-lock.js';
 import { tuneV8 } from './v8-tuning.js';
 
 /** After SIGTERM, how long requests in flight and jobs handing their rows back may take before the process exits anyway. */
@@ -22,6 +23,8 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   const worker = cluster?.isClusterWorker(config) ?? false;
   if (cluster && !worker) return cluster.runPrimary(config, opts);
   if (cluster && worker) config = { ...config, roles: cluster.clusterWorkerRoles(config) };
+  // One API process per embedded store (api-role-lock.ts); taken before anything else opens the store.
+  const apiLock = config.roles.includes('api') && !config.databaseUrl ? lockApiRole(config.dataDir) : undefined;
   // A cluster worker's primary has run the migrations.
   const deps = await buildDeps(config, { migrate: !worker });
   // A process without the API serves only its health and metrics, and only on METRICS_PORT.
@@ -63,6 +66,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
     await app.close();
     for (const stop of stops.reverse()) await stop();
     await closeDeps(deps);
+    apiLock?.release();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -4,6 +4,7 @@
 // by a newer release.
 import type { Config } from '../config/config.js';
 import { SchemaNewerError } from '../db/migrate.js';
+import { ApiRoleLockedError } from '../db/api-role-lock.js';
 
 interface SysError {
   code?: unknown;
@@ -45,6 +46,7 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOU
 export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 'port' | 'metricsPort' | 'dataDir' | 'databaseUrl' | 'exports'> | undefined): string | undefined {
   if (!config) return undefined;
   for (const e of chain(err)) {
+    if (e instanceof ApiRoleLockedError) return e.message;
     if (e instanceof SchemaNewerError) {
       const store = config.databaseUrl ? `DATABASE_URL: the schema at ${where(config.databaseUrl)}` : `DATA_DIR ${config.dataDir}: the store`;
       return (

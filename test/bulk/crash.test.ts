@@ -204,7 +204,8 @@ for (const backend of backends()) {
         if (p && !p.protected) ids.push(p.id);
       }
       const env = { ...ts.env, DEMO_USER_COUNT: '2000', DEMO_LATENCY_MS: '60', CRAWL_INTERVAL_HOURS: '24', CRAWL_CONCURRENCY: '2', JOBS_POLL_MS: '50', CRAWL_BACKFILL_DAYS: '2' };
-      servers.push(...(await Promise.all([startServer(env), startServer(env)])));
+      // One API process per embedded store (api-role-lock.ts): the second runs the worker and scheduler alone.
+      servers.push(...(await Promise.all([startServer(env), startServer({ ...env, ROLES: 'worker,scheduler' })])));
       const res = await fetch(`${servers[0]!.url}/social/v1/bulk-export/watchlist/batch`, {
         method: 'POST',
         headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },

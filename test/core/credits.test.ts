@@ -143,7 +143,9 @@ for (const backend of backends()) {
     });
   }
 
-  describe(`credits across two server processes (${backend})`, () => {
+  // Postgres only: an embedded store serves the API from one process (api-role-lock.ts, tested in
+  // api-role-lock.test.ts).
+  if (backend === 'postgres') describe(`credits across two server processes (${backend})`, () => {
     let ts: TestStore;
     const servers: ServerProcess[] = [];
     before(async () => {

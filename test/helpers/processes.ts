@@ -42,7 +42,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 30_00
   const port = await freePort();
   const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    // METRICS_PORT: where a process without the API role serves /healthz (an API process ignores it).
+    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
