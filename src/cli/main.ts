@@ -248,7 +248,9 @@ credits
     withStore(async (store) => {
       const n = parsePositiveInt('credits', amount);
       if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-      const balance = await grant(store.db, accountId, n, o.note).catch((err: unknown) => {
+      // Shown in the account's usage (API, dashboard, both command lines): a label's rules.
+      const note = parseName('--note', o.note, 200);
+      const balance = await grant(store.db, accountId, n, note).catch((err: unknown) => {
         throw err instanceof AppError ? new CliError(err.message) : err;
       });
       print(!!o.json, { accountId, balance }, `${accountId} balance: ${balance}`);

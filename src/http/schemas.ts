@@ -164,8 +164,15 @@ export const HANDLE_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$';
  * which a name reads reversed wherever it is shown ("Trojan Source").
  */
 export const LABEL_FORBIDDEN = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
-/** Characters that show nothing (a regex class's inside): a label of only these and spaces is blank. Allowed beside others (a zero-width joiner is part of some emoji). */
-export const LABEL_INVISIBLE = '\\s\\u00ad\\u200b-\\u200d\\u2060-\\u2064\\ufeff';
+/**
+ * Characters that show nothing (a regex class's inside): a label of only these and spaces is blank.
+ * Allowed beside others (a zero-width joiner is part of some emoji). Besides the zero-width and
+ * format characters: the combining grapheme joiner, the Hangul fillers (U+115F, U+1160, U+3164,
+ * U+FFA0), Khmer's inherent vowels, Mongolian's variation selectors and vowel separator, the blank
+ * Braille pattern and the variation selectors, all drawn as nothing or as a blank.
+ */
+export const LABEL_INVISIBLE =
+  '\\s\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200d\\u2060-\\u2064\\u2800\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0';
 
 /**
  * A label a caller names something with (an API key's name): not blank, nothing forbidden (above).

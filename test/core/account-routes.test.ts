@@ -100,7 +100,7 @@ for (const backend of backends()) {
       const before = await h.app.inject({ url: '/api/v1/api-keys', headers });
       const count = json<{ items: unknown[] }>(before).items.length;
       // U+202E reverses how the rest reads; U+200B alone shows nothing.
-      for (const name of ['   ', 'ci\u001b[2J', 'line\nbreak', 'tab\there', 'c1\u0085', 'nul\u0000', '\u202Eevil', 'x\u2066y', '\u200B', '\u200B \uFEFF']) {
+      for (const name of ['   ', 'ci\u001b[2J', 'line\nbreak', 'tab\there', 'c1\u0085', 'nul\u0000', '\u202Eevil', 'x\u2066y', '\u200B', '\u200B \uFEFF', '\u3164', '\u2800', '\u115F\u1160', '\u180E', '\uFFA0', '\u034F\uFE0F']) {
         const res = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name } });
         assert.equal(res.statusCode, 400, JSON.stringify(name));
         const e = errorOf(res);

@@ -93,6 +93,27 @@ for (const backend of backends()) {
       assert.equal(keys.length, 1, 'no key made');
     });
 
+    test('a grant whose note is blank, overlong or holds control or text-direction characters is refused (exit 2) and grants nothing', async () => {
+      // The note is shown in the account's usage (API, dashboard, sdg-client): a label's rules.
+      const balance = async () =>
+        (JSON.parse((await runSdg(['accounts', 'list', '--json'], ts.env)).stdout) as Array<{ accountId: string; balance: number }>).find((a) => a.accountId === accountId)!.balance;
+      const before = await balance();
+      for (const [note, message] of [
+        ['N'.repeat(201), /--note must be at most 200 characters/],
+        ['refund \u202Edaolnwod\u202C ok', /--note must not hold control or text-direction characters/],
+        ['two\nlines', /--note must not hold control or text-direction characters/],
+        ['', /--note must not be blank/],
+      ] as const) {
+        const r = await runSdg(['credits', 'grant', accountId, '5', '--note', note], ts.env);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, message);
+      }
+      assert.equal(await balance(), before);
+      const ok = await runSdg(['credits', 'grant', accountId, '5', '--note', 'refund for #42 🚀'], ts.env);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(await balance(), before + 5);
+    });
+
     test("a key named by its caller with terminal escapes is listed with them written out, not sent to the operator's terminal", async () => {
       // Through the API a key's name may hold any text; here it is written to the store as the API would.
       const other = JSON.parse((await runSdg(['accounts', 'create', '--name', 'Grace', '--credits', '0', '--json'], ts.env)).stdout) as { accountId: string };
