@@ -49,7 +49,13 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   const send = (request: FastifyRequest, reply: FastifyReply, body: Body): void => {
     const m = request.metering!;
     // Header values as strings: Node's header writer is several µs slower per response given numbers.
-    reply.headers({ 'x-credits-charged': String(m.charged), 'x-credits-remaining': countText(m.balanceAfter ?? request.auth!.balance), 'content-type': 'application/json; charset=utf-8' });
+    // no-store: an answer is one account's (a new key's secret among them); no cache on the way keeps it.
+    reply.headers({
+      'x-credits-charged': String(m.charged),
+      'x-credits-remaining': countText(m.balanceAfter ?? request.auth!.balance),
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+    });
     answered(deps, request, reply);
     reply.send(body);
   };
@@ -72,7 +78,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         if ('claimed' in claim) m.idempotencyKey = claim.claimed;
         else {
           const replay = claim.replay;
-          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': countText(auth.balance) });
+          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': countText(auth.balance), 'cache-control': 'no-store' });
           answered(deps, request, reply);
           reply.type('application/json; charset=utf-8').send(withRequestId(replay.body, request.id));
           return undefined;
@@ -252,5 +258,5 @@ function withRequestId(body: string, requestId: string): string {
 /** Error answers of keyed routes carry the credit headers too (nothing charged). */
 export function creditHeaders(request: FastifyRequest, reply: FastifyReply): void {
   if (!request.auth) return;
-  reply.headers({ 'x-credits-charged': '0', 'x-credits-remaining': countText(request.metering?.balanceAfter ?? request.auth.balance) });
+  reply.headers({ 'x-credits-charged': '0', 'x-credits-remaining': countText(request.metering?.balanceAfter ?? request.auth.balance), 'cache-control': 'no-store' });
 }

@@ -33,9 +33,15 @@ for (const backend of backends()) {
       assert.match(k.key, /^sdg_live_/);
       assert.ok(k.key.startsWith(k.prefix));
       assert.equal(k.name, 'ci');
+      // No cache between the caller and us keeps a secret, or any account's answer, an error's too.
+      assert.equal(created.headers['cache-control'], 'no-store');
 
       const hello = await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': k.key } });
       assert.equal(hello.statusCode, 200);
+      assert.equal(hello.headers['cache-control'], 'no-store');
+      const missing = await h.app.inject({ method: 'DELETE', url: '/api/v1/api-keys/key_nope', headers: { 'x-api-key': k.key } });
+      assert.equal(missing.statusCode, 404);
+      assert.equal(missing.headers['cache-control'], 'no-store');
       assert.equal(json<{ data: { accountId: string } }>(hello).data.accountId, a.accountId);
 
       const list = await h.app.inject({ url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey } });

@@ -18,7 +18,7 @@ export interface OpenApiDoc {
 }
 
 const ref = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
-const metered: HeaderName[] = ['X-Credits-Charged', 'X-Credits-Remaining', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+const metered: HeaderName[] = ['X-Credits-Charged', 'X-Credits-Remaining', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control'];
 
 /** The headers of an answer: credits and rate limit once the key is known (not on a 401). */
 function headersOf(status: string, method: string): Record<string, unknown> {

@@ -19,6 +19,11 @@ export const sharedHeaders = {
   'RateLimit-Limit': { description: 'Requests a minute this key may make (its plan’s figure or the account’s override).', schema: count, example: 600 },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: count, example: 599 },
   'RateLimit-Reset': { description: 'Seconds until the window refills.', schema: seconds, example: 42 },
+  'Cache-Control': {
+    description: 'no-store: the answer is one account’s (a new key’s secret among them), for no cache on the way to keep.',
+    schema: { type: 'string', enum: ['no-store'] },
+    example: 'no-store',
+  },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: seconds, example: 12 },
   'Idempotent-Replayed': {
     description: 'Present (true) when this answer is the replay of an earlier request with the same Idempotency-Key; nothing was done or charged again.',
