@@ -11,6 +11,9 @@ export const BUCKET_MS: Readonly<Record<Granularity, number>> = { hour: HOUR_MS,
 /** The longest window per granularity: 31 days of hours (744 buckets), 366 days of days. */
 export const MAX_SPAN_MS: Readonly<Record<Granularity, number>> = { hour: 31 * 24 * HOUR_MS, day: 366 * 24 * HOUR_MS };
 
+/** 10000-01-01T00:00: the first instant a four-digit year cannot write. */
+const LAST_WRITABLE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1;
+
 export interface ParsedWindow extends UsageWindow {
   granularity: Granularity;
   /** Minutes east of UTC of `from` as written (0 for Z): every label is written in this offset. */
@@ -39,7 +42,12 @@ export function parseUsageWindow(q: { from: string; to: string; granularity?: Gr
   const max = MAX_SPAN_MS[granularity];
   if (toMs - fromMs > max) throw invalid('to', `must be at most ${max / (24 * HOUR_MS)} days after from with granularity=${granularity}`);
   const bucketMs = BUCKET_MS[granularity];
-  return { fromMs, toMs, bucketMs, granularity, offsetMinutes: offsetOf(from), buckets: Math.ceil((toMs - fromMs) / bucketMs) };
+  const offsetMinutes = offsetOf(from);
+  const buckets = Math.ceil((toMs - fromMs) / bucketMs);
+  // Every label is written in from's offset: a window ending late on 9999-12-31 in UTC could end
+  // in the year 10000 there, which RFC 3339 (the answer's date-time) cannot write.
+  if (fromMs + buckets * bucketMs + offsetMinutes * 60_000 >= LAST_WRITABLE_MS) throw invalid('to', "must leave the window's last bucket, in from's offset, within the year 9999");
+  return { fromMs, toMs, bucketMs, granularity, offsetMinutes, buckets };
 }
 
 /** The instant `ms` written as ISO 8601 in the given offset, e.g. 2026-11-20T00:00:00.000+05:30. */

@@ -198,6 +198,9 @@ for (const backend of backends()) {
         ['from=2026-01-01T00:00:00Z&to=2027-01-03T00:00:00Z&granularity=day', 'to'],
         ['from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&granularity=week', 'granularity'],
         ['from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&extra=1', 'extra'],
+        // Labels in from's offset would fall in the year 10000, which a date-time cannot write.
+        ['from=9999-12-31T23:00:00%2B14:00&to=9999-12-31T23:59:59Z', 'to'],
+        ['from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:59Z', 'to'],
       ];
       for (const [q, field] of bad) {
         const res = await summary(q);
@@ -207,6 +210,11 @@ for (const backend of backends()) {
         assert.ok(JSON.stringify(e.details ?? {}).includes(field) || e.message.includes(field), `${q} names ${field}: ${res.body}`);
         assert.equal(res.headers['x-credits-charged'], '0');
       }
+      // One day's bucket, ending at 9999-12-31T00:00+14:00: writable.
+      const late = await summary('from=9999-12-30T00:00:00%2B14:00&to=9999-12-30T09:00:00Z');
+      assert.equal(late.statusCode, 200, late.body);
+      assert.match(late.body, /"to":"9999-12-3/);
+      assert.doesNotMatch(late.body, /10000-/);
       // A value outside a fixed set names the set, once.
       const week = errorOf(await summary('from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&granularity=week'));
       assert.equal(week.message, 'querystring.granularity must be one of: hour, day.');
