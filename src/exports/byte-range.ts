@@ -25,6 +25,10 @@ export function chooseRange(req: RangeRequest, sizeBytes: number, v: Validators)
   // If-Range: the part only if the file is still the one the client began with, else all of it.
   // Comparison is strong: the ETag as sent (a weak W/ one never matches) or the exact date.
   if (req.ifRange !== undefined && req.ifRange !== v.etag && req.ifRange !== v.lastModified) return { kind: 'whole' };
+  // A range whose last position is before its first is invalid (RFC 9110, 14.1.1), so the header is
+  // ignored; range-parser calls it unsatisfiable, which is for a valid range outside the file.
+  const one = /^bytes=(\d+)-(\d+)$/.exec(req.range.replace(/\s+/g, ''));
+  if (one && Number(one[2]) < Number(one[1])) return { kind: 'whole' };
   const ranges = parseRange(sizeBytes, req.range, { combine: true });
   if (ranges === -1) return { kind: 'unsatisfiable' };
   // A malformed header or another unit is ignored, as the RFC says: the whole file.

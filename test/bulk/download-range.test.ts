@@ -94,6 +94,7 @@ for (const backend of backends()) {
       const cases: Record<string, string>[] = [
         { range: 'bytes=0-9,20-29' }, // several parts: no multipart answer
         { range: 'bytes=abc' }, // malformed
+        { range: 'bytes=5-2' }, // the last position before the first: invalid (RFC 9110, 14.1.1)
         { range: 'items=0-5' }, // another unit
         { range: 'bytes=0-9', 'if-range': '"another-file"' }, // the file changed since
         { range: 'bytes=0-9', 'if-range': `W/"${link.sha256}"` }, // a weak validator never matches
