@@ -95,8 +95,10 @@ for (const backend of backends()) {
 
     test('a grant whose note is blank, overlong or holds control or text-direction characters is refused (exit 2) and grants nothing', async () => {
       // The note is shown in the account's usage (API, dashboard, sdg-client): a label's rules.
+      // Its own account: the ledger of the shared one is asserted whole further on.
+      const made = JSON.parse((await runSdg(['accounts', 'create', '--name', 'Notes', '--credits', '0', '--json'], ts.env)).stdout) as { accountId: string };
       const balance = async () =>
-        (JSON.parse((await runSdg(['accounts', 'list', '--json'], ts.env)).stdout) as Array<{ accountId: string; balance: number }>).find((a) => a.accountId === accountId)!.balance;
+        (JSON.parse((await runSdg(['accounts', 'list', '--json'], ts.env)).stdout) as Array<{ accountId: string; balance: number }>).find((a) => a.accountId === made.accountId)!.balance;
       const before = await balance();
       for (const [note, message] of [
         ['N'.repeat(201), /--note must be at most 200 characters/],
@@ -104,12 +106,12 @@ for (const backend of backends()) {
         ['two\nlines', /--note must not hold control or text-direction characters/],
         ['', /--note must not be blank/],
       ] as const) {
-        const r = await runSdg(['credits', 'grant', accountId, '5', '--note', note], ts.env);
+        const r = await runSdg(['credits', 'grant', made.accountId, '5', '--note', note], ts.env);
         assert.equal(r.code, 2, r.stderr);
         assert.match(r.stderr, message);
       }
       assert.equal(await balance(), before);
-      const ok = await runSdg(['credits', 'grant', accountId, '5', '--note', 'refund for #42 🚀'], ts.env);
+      const ok = await runSdg(['credits', 'grant', made.accountId, '5', '--note', 'refund for #42 🚀'], ts.env);
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(await balance(), before + 5);
     });
