@@ -1,8 +1,8 @@
-import { parseRetryAfter } from './retry-after.js';
+import type { Credits } from './result.js';
 import type { components } from './schema.js';
 
-// Typed errors: one class per kind of failure, picked by the envelope's stable `code`, so callers
-// can `catch (e) { if (e instanceof InsufficientCreditsError) … }` or switch on `e.code`.
+// Typed errors: one class per kind of failure, picked by the envelope's stable `code` (error-codes.ts),
+// so callers can `catch (e) { if (e instanceof InsufficientCreditsError) … }` or switch on `e.code`.
 
 /** The codes the gateway answers in its error envelope (the document's ErrorCode). */
 export type ErrorCode = components['schemas']['ErrorCode'];
@@ -10,6 +10,12 @@ export type ErrorCode = components['schemas']['ErrorCode'];
 /** Base of every error the SDK throws. */
 export class SdgError extends Error {
   override name = 'SdgError';
+  /**
+   * The Idempotency-Key a POST was sent with (the caller's, or the one the SDK made). The POST may
+   * have been done even though it failed here: sending it again with this key (`idempotencyKey`
+   * in its options) answers what the first did, without doing it twice.
+   */
+  idempotencyKey: string | undefined;
 }
 
 /** The gateway answered a non-2xx status. `code` is the envelope's (or `http_<status>` without one). */
@@ -28,6 +34,12 @@ export class SdgApiError extends SdgError {
   }
 }
 
+/** A finite number from the details, or undefined (a server that sent none, or something else). */
+function num(details: Record<string, unknown> | undefined, key: string): number | undefined {
+  const v = details?.[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
 /** 400: a parameter, body field, cursor or date range the gateway refused. */
 export class InvalidRequestError extends SdgApiError {
   override name = 'InvalidRequestError';
@@ -39,14 +51,13 @@ export class AuthenticationError extends SdgApiError {
 /** 402: the balance is below the call's cost; nothing was charged. */
 export class InsufficientCreditsError extends SdgApiError {
   override name = 'InsufficientCreditsError';
-  /** Credits the call costs. */
-  readonly required: number;
-  /** The balance when it was refused. */
-  readonly balance: number;
-  constructor(...args: ConstructorParameters<typeof SdgApiError>) {
-    super(...args);
-    this.required = Number(this.details?.required);
-    this.balance = Number(this.details?.balance);
+  /** Credits the call costs (undefined when the answer did not say). */
+  get required(): number | undefined {
+    return num(this.details, 'required');
+  }
+  /** The balance when it was refused (undefined when the answer did not say). */
+  get balance(): number | undefined {
+    return num(this.details, 'balance');
   }
 }
 /** 403: the timeline of a protected account. */
@@ -61,30 +72,79 @@ export class NotFoundError extends SdgApiError {
 export class ConflictError extends SdgApiError {
   override name = 'ConflictError';
 }
-/** 429 after the retries: `retryAfterSeconds` says when the limit (`scope`: key, account, ip) refills. */
+/** Which limit a 429 reached: the key's, the account's, or the per-address one on requests without a valid key. */
+export type RateLimitScope = components['schemas']['RateLimitedDetails']['scope'];
+const scopes: readonly string[] = ['key', 'account', 'ip'] satisfies RateLimitScope[];
+
+/** 429 after the retries: `retryAfterSeconds` says when the limit (`scope`) refills. */
 export class RateLimitedError extends SdgApiError {
   override name = 'RateLimitedError';
   get retryAfterSeconds(): number | undefined {
-    const v = Number(this.details?.retryAfterSeconds);
-    return Number.isFinite(v) ? v : undefined;
+    return num(this.details, 'retryAfterSeconds');
   }
-  get scope(): string | undefined {
-    return typeof this.details?.scope === 'string' ? this.details.scope : undefined;
+  get scope(): RateLimitScope | undefined {
+    const s = this.details?.scope;
+    return typeof s === 'string' && scopes.includes(s) ? (s as RateLimitScope) : undefined;
   }
 }
-/** 502/503/504: the gateway's data source failed, or the gateway is unavailable. */
-export class UpstreamError extends SdgApiError {
+/**
+ * 502/503/504 after the retries: the gateway or its data source is unavailable; nothing was charged.
+ * `retryAfterSeconds` when the answer said (Retry-After).
+ */
+export class UnavailableError extends SdgApiError {
+  override name = 'UnavailableError';
+  get retryAfterSeconds(): number | undefined {
+    return num(this.details, 'retryAfterSeconds');
+  }
+}
+/** The gateway's data source failed (upstream_error 502, upstream_unavailable 503, upstream_timeout 504). */
+export class UpstreamError extends UnavailableError {
   override name = 'UpstreamError';
 }
+/** The gateway cannot use its own storage (service_unavailable, 503): retry after Retry-After. */
+export class ServiceUnavailableError extends UnavailableError {
+  override name = 'ServiceUnavailableError';
+}
 
-/** The gateway could not be reached (connection refused, reset, DNS, timeout). */
+/**
+ * The gateway could not be reached, or its answer was lost (connection refused, reset, DNS, TLS, no
+ * answer within timeoutMs). `maybeCharged` says whether the request may have reached the gateway.
+ */
 export class NetworkError extends SdgError {
   override name = 'NetworkError';
   /** True when the last attempt got no answer within the client's timeoutMs (rather than a refused or dropped connection). */
   readonly timedOut: boolean;
-  constructor(message: string, options?: { cause?: unknown; timedOut?: boolean }) {
+  /**
+   * True when the request may have reached the gateway and been done: a charged call may have been
+   * charged (it is not retried unless `retry.retryCharged`), a POST may have been done (send it
+   * again with `idempotencyKey`). False when it provably never left (refused, DNS, TLS) or was free.
+   */
+  readonly maybeCharged: boolean;
+  constructor(message: string, options?: { cause?: unknown; timedOut?: boolean; maybeCharged?: boolean }) {
     super(message, options);
     this.timedOut = options?.timedOut ?? false;
+    this.maybeCharged = options?.maybeCharged ?? false;
+  }
+}
+
+/**
+ * The gateway answered 2xx, so the call went through (a charged call was charged: `credits`), but
+ * its body could not be read: cut short, stalled for timeoutMs, not JSON, or without its data.
+ */
+export class UnreadableAnswerError extends SdgError {
+  override name = 'UnreadableAnswerError';
+  readonly status: number;
+  readonly requestId: string | undefined;
+  /** What the answer's headers said it cost (X-Credits-Charged), when they did. */
+  readonly credits: Credits | undefined;
+  /** True when no bytes of the body came for timeoutMs. */
+  readonly timedOut: boolean;
+  constructor(message: string, o: { status: number; requestId: string | undefined; credits: Credits | undefined; cause?: unknown; timedOut?: boolean }) {
+    super(message, { cause: o.cause });
+    this.status = o.status;
+    this.requestId = o.requestId;
+    this.credits = o.credits;
+    this.timedOut = o.timedOut ?? false;
   }
 }
 
@@ -108,89 +168,4 @@ export class ExportError extends SdgError {
 export function isAbort(error: unknown): boolean {
   const name = (error as { name?: unknown } | null)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
-}
-
-type ApiErrorClass = new (...args: ConstructorParameters<typeof SdgApiError>) => SdgApiError;
-
-// Every code of the document has its class: a new code fails the SDK's build until it is placed here.
-const byCode = {
-  invalid_request: InvalidRequestError,
-  invalid_cursor: InvalidRequestError,
-  invalid_date_range: InvalidRequestError,
-  payload_too_large: InvalidRequestError,
-  unsupported_media_type: InvalidRequestError,
-  range_not_satisfiable: InvalidRequestError,
-  missing_api_key: AuthenticationError,
-  invalid_api_key: AuthenticationError,
-  insufficient_credits: InsufficientCreditsError,
-  protected_account: ProtectedAccountError,
-  not_found: NotFoundError,
-  export_expired: NotFoundError,
-  export_not_ready: ConflictError,
-  idempotency_conflict: ConflictError,
-  open_jobs_limit_reached: ConflictError,
-  key_limit_reached: ConflictError,
-  rate_limited: RateLimitedError,
-  upstream_error: UpstreamError,
-  upstream_unavailable: UpstreamError,
-  upstream_timeout: UpstreamError,
-  internal_error: SdgApiError,
-  service_unavailable: SdgApiError,
-} as const satisfies Record<ErrorCode, ApiErrorClass>;
-
-/** The class of the error the SDK throws for a code of the gateway's, e.g. InsufficientCreditsError for `insufficient_credits`. */
-export type ErrorOfCode<C extends ErrorCode> = InstanceType<(typeof byCode)[C]> & { readonly code: C };
-
-/**
- * Whether `error` is the gateway's refusal with this code, narrowed to its class: after
- * `if (isApiError(e, 'insufficient_credits'))`, `e.required` and `e.balance` are typed (comparing
- * `e.code` alone narrows nothing, and a misspelt code does not compile here).
- */
-export function isApiError<C extends ErrorCode>(error: unknown, code: C): error is ErrorOfCode<C> {
-  return error instanceof SdgApiError && error.code === code;
-}
-
-function classForStatus(status: number): ApiErrorClass {
-  if (status === 400 || status === 413 || status === 415 || status === 416) return InvalidRequestError;
-  if (status === 401) return AuthenticationError;
-  if (status === 402) return InsufficientCreditsError;
-  if (status === 403) return ProtectedAccountError;
-  if (status === 404) return NotFoundError;
-  if (status === 409) return ConflictError;
-  if (status === 429) return RateLimitedError;
-  if (status === 502 || status === 503 || status === 504) return UpstreamError;
-  return SdgApiError;
-}
-
-interface Envelope {
-  error?: { code?: unknown; message?: unknown; details?: unknown };
-  meta?: { requestId?: unknown };
-}
-
-/** The typed error for a non-2xx answer, from its parsed body (the envelope, or whatever came). */
-export function apiErrorFrom(response: Response, body: unknown): SdgApiError {
-  const env = (body && typeof body === 'object' ? body : {}) as Envelope;
-  const code = typeof env.error?.code === 'string' ? env.error.code : `http_${response.status}`;
-  const message = typeof env.error?.message === 'string' ? env.error.message : `The gateway answered HTTP ${response.status}.`;
-  const details = env.error?.details && typeof env.error.details === 'object' ? (env.error.details as Record<string, unknown>) : undefined;
-  const requestId = typeof env.meta?.requestId === 'string' ? env.meta.requestId : (response.headers.get('x-request-id') ?? undefined);
-  const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-  // Retry-After is a header; the typed error carries it even when the body does not.
-  const withRetry = retryAfter !== undefined && details?.retryAfterSeconds === undefined ? { ...details, retryAfterSeconds: retryAfter } : details;
-  const Cls = (byCode as Record<string, ApiErrorClass | undefined>)[code] ?? classForStatus(response.status);
-  return new Cls(message, response.status, code, requestId, withRetry, withoutQuery(response.url));
-}
-
-/**
- * The URL without its query: enough to tell which call failed, and a download link's query is its
- * signature (whoever holds it may fetch the file until it expires), which has no place in a log.
- */
-function withoutQuery(url: string): string | undefined {
-  if (!url) return undefined;
-  try {
-    const u = new URL(url);
-    return `${u.origin}${u.pathname}`;
-  } catch {
-    return undefined;
-  }
 }

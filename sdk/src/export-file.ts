@@ -8,7 +8,8 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CallOptions, PostOptions, SdgClient } from './client.js';
-import { apiErrorFrom, ExportError, isAbort, NetworkError, NotFoundError } from './errors.js';
+import { apiErrorFrom } from './error-codes.js';
+import { ExportError, InvalidRequestError, isAbort, NetworkError, NotFoundError } from './errors.js';
 import { describeError } from './transport.js';
 import type { BodyOf, ExportDownload, ExportRecord } from './types.js';
 
@@ -95,9 +96,9 @@ async function transfer(client: SdgClient, id: string, path: string, part: strin
         res = await open(client, id, link.url, headers, o.signal);
       } catch (error) {
         // Expired by the server's clock though not by ours (clocks differ): one fresh link, and again.
-        if (resumes === 0 || fresh || !(error instanceof NotFoundError)) throw error;
+        if (resumes === 0 || fresh || !(error instanceof NotFoundError)) throw beyondEnd(error, id, have, link);
         link = (await client.exportDownload(id, o)).data;
-        res = await open(client, id, link.url, headers, o.signal);
+        res = await open(client, id, link.url, headers, o.signal).catch((e: unknown) => Promise.reject(beyondEnd(e, id, have, link)));
       }
       if (res.status === 206) {
         // Only the rest of the file begun: anything else is started over.
@@ -136,12 +137,23 @@ async function transfer(client: SdgClient, id: string, path: string, part: strin
   }
 }
 
+/**
+ * A resume refused with 416: the file ends before the byte the record's size says is still to come,
+ * so the file does not match its record (ExportError, not a request of ours that was invalid).
+ */
+function beyondEnd(error: unknown, id: string, have: number, link: ExportDownload): unknown {
+  if (!(error instanceof InvalidRequestError) || error.status !== 416 || have === 0) return error;
+  return new ExportError(`Export ${id}: the file ends before byte ${have}, its record says ${link.sizeBytes} bytes.`, id);
+}
+
 /** Fetches the link; an error answer is thrown as the API error it is. */
 async function open(client: SdgClient, id: string, url: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Response> {
   let res: Response;
   try {
     res = await client.fetch(url, { headers, signal });
   } catch (error) {
+    // The caller's own reason, as given.
+    if (signal?.aborted) throw signal.reason;
     if (error instanceof NetworkError || isAbort(error)) throw error;
     throw new NetworkError(`Could not download export ${id}: ${describeError(error)}`, { cause: error });
   }
@@ -191,7 +203,9 @@ async function receive(res: Response, part: string, have: number, hash: Hash, to
     arm();
     await pipeline(source, tap, createWriteStream(part, { flags: have > 0 ? 'a' : 'w' }), { signal: o.signal });
   } catch (error) {
-    if (readError === undefined || o.signal?.aborted) throw error;
+    // The caller's own reason (a TimeoutError from AbortSignal.timeout), not the pipeline's AbortError.
+    if (o.signal?.aborted) throw o.signal.reason;
+    if (readError === undefined) throw error;
     return { error: readError };
   } finally {
     clearTimeout(stall);

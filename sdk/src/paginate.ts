@@ -27,7 +27,7 @@ export const pageLimit = (limit: number | undefined, fallback: number, atMost: n
 export class Paginator<T> implements AsyncIterable<T> {
   /** Pages fetched so far in this run. */
   pages = 0;
-  /** Credits the pages of this run cost. */
+  /** Credits the pages answered in this run cost (a page whose answer was lost may have been charged too: NetworkError.maybeCharged). */
   creditsCharged = 0;
   /** The balance after the last page, when the gateway said. */
   creditsRemaining: number | undefined;

@@ -1,82 +1,29 @@
-// The fetch under the client: retries 429 and 503 (and connection failures) honouring Retry-After,
-// with jitter and a cap, and gives every POST an Idempotency-Key that its retries reuse, so a POST
-// whose answer was lost is replayed by the gateway instead of done twice.
+// The fetch under the client: retries what provably charged nothing (429 and 503 answers, a
+// connection that never opened) honouring Retry-After, with jitter and a cap, and gives every POST
+// an Idempotency-Key that its retries reuse, so a POST whose answer was lost is replayed by the
+// gateway instead of done twice. A charged GET whose request may have reached the gateway (its
+// answer lost, none in time) is not sent again unless the caller accepts paying twice.
 import { randomUUID } from 'node:crypto';
-import { NetworkError } from './errors.js';
+import { attemptOnce, type Outcome } from './attempt.js';
+import { NetworkError, UnreadableAnswerError, type SdgError } from './errors.js';
+import { metaOf } from './result.js';
 import { parseRetryAfter } from './retry-after.js';
+import { describeError, retryDelayMs, sleep, type ResolvedRetry, type RetryEvent } from './retry-policy.js';
 
-export interface RetryOptions {
-  /** Retries after the first attempt (default 4; 0 turns retrying off). */
-  maxRetries?: number | undefined;
-  /** First backoff when the answer has no Retry-After, doubled each retry (default 500 ms). */
-  baseDelayMs?: number | undefined;
-  /** The longest single wait (default 30 s). A Retry-After beyond it is not waited for: the error is thrown. */
-  maxDelayMs?: number | undefined;
-  /** Random extra wait added to each delay, up to this fraction of it (default 0.2), so clients spread out. */
-  jitter?: number | undefined;
-  /** Statuses retried (default 429 and 503). */
-  statuses?: number[] | undefined;
-}
-
-/** What a retry looks like, for logging or progress. */
-export interface RetryEvent {
-  /** 1 for the first retry. */
-  attempt: number;
-  /** How long the client waits before it (Retry-After, or the backoff). */
-  delayMs: number;
-  /** The answer's status (429, 503) when there was one. */
-  status?: number;
-  /** The failure when there was no answer (a dropped connection, a timeout). */
-  error?: unknown;
-  method: string;
-  url: string;
-}
+export { DEFAULT_TIMEOUT_MS, defaultRetry, describeError, resolveRetry, retryDelayMs, sleep, type ResolvedRetry, type RetryEvent, type RetryOptions } from './retry-policy.js';
 
 export interface TransportOptions {
   fetch: typeof fetch;
   retry: ResolvedRetry;
-  onRetry?: (event: RetryEvent) => void;
-  /** How long an attempt waits for the answer's headers before it is retried like a dropped connection (0: no limit). */
+  onRetry?: ((event: RetryEvent) => void) | undefined;
+  /** How long an attempt waits for the answer's headers, and with readBody for each next bytes of its body (0: no limit). */
   timeoutMs?: number;
+  /** Read each answer's body within the deadline (API calls: small JSON, checked to be JSON when 2xx); else stream it (downloads). */
+  readBody?: boolean;
+  /** The calls made through this fetch charge nothing (free calls, download links): repeating one whose answer was lost costs nothing. */
+  free?: boolean;
   /** Test seam for the waits. */
   sleep?: (ms: number, signal?: AbortSignal | null) => Promise<void>;
-}
-
-/** How long an attempt waits for an answer's headers (and a download for its next bytes) by default. */
-export const DEFAULT_TIMEOUT_MS = 60_000;
-
-/** RetryOptions with every value given. */
-export type ResolvedRetry = { [K in keyof RetryOptions]-?: NonNullable<RetryOptions[K]> };
-
-/** The retry settings: `given`'s values where set (an undefined one keeps the default). */
-export function resolveRetry(given: RetryOptions | undefined): ResolvedRetry {
-  const out = { ...defaultRetry };
-  for (const [k, v] of Object.entries(given ?? {})) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
-  return out;
-}
-
-export const defaultRetry: ResolvedRetry = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.2, statuses: [429, 503] };
-
-export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** The wait before retry number `attempt` (1-based): Retry-After when given, else exponential backoff; plus jitter. */
-export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined, retry: ResolvedRetry, random: () => number = Math.random): number {
-  const base = retryAfterSeconds !== undefined ? retryAfterSeconds * 1000 : retry.baseDelayMs * 2 ** (attempt - 1);
-  // Jitter only adds (waiting less than Retry-After would be refused again), within the cap.
-  return Math.round(Math.min(retry.maxDelayMs, base * (1 + retry.jitter * random())));
 }
 
 /**
@@ -104,66 +51,106 @@ export function retryingFetch(opts: TransportOptions): typeof fetch {
 function retryingAttempts(opts: TransportOptions): typeof fetch {
   const wait = opts.sleep ?? sleep;
   return async (input, init) => {
-    // The caller's signal itself, listened to directly. Each attempt gets a signal of its own, and
-    // its request is given as a URL and options: a Request made from another Request (as a clone
-    // is) follows the other's signal through a link Node 20's collector may drop mid-call, after
-    // which an abort never reached the attempt (AbortSignal.timeout(400): a call waited for ever).
     const caller = init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
     const first = new Request(input, init);
     const headers = new Headers(first.headers);
     if (first.method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', randomUUID());
+    const key = first.method === 'POST' ? (headers.get('idempotency-key') ?? undefined) : undefined;
     const { url, method, redirect } = first;
     // Read once, sent again by a retry (bodies here are small JSON; downloads have none).
     const body = first.body === null ? undefined : await first.arrayBuffer();
+    // After a failure that may have reached the gateway: a POST is replayed by its key, a free call
+    // costs nothing again; a charged call only when the caller accepts paying twice.
+    const repeatable = key !== undefined || Boolean(opts.free) || opts.retry.retryCharged;
+    const spec = { fetch: opts.fetch, url, init: { method, headers, redirect, ...(body === undefined ? {} : { body }) }, caller, timeoutMs: opts.timeoutMs, readBody: Boolean(opts.readBody) };
     for (let attempt = 1; ; attempt++) {
       const retriesLeft = attempt <= opts.retry.maxRetries;
-      let response: Response;
-      const attemptAbort = new AbortController();
-      const onAbort = () => attemptAbort.abort(caller!.reason);
-      if (caller?.aborted) attemptAbort.abort(caller.reason);
-      caller?.addEventListener('abort', onAbort, { once: true });
-      // The attempt's own deadline, for the answer's headers only: a body that follows (a page, an
-      // export file) is not cut by it. A gateway that never answers is then retried, not waited on for ever.
-      let timedOut = false;
-      const timer = opts.timeoutMs
-        ? setTimeout(() => {
-            timedOut = true;
-            attemptAbort.abort(new Error(`no answer within ${opts.timeoutMs} ms`));
-          }, opts.timeoutMs)
-        : undefined;
-      try {
-        response = await opts.fetch(url, { method, headers, redirect, signal: attemptAbort.signal, ...(body === undefined ? {} : { body }) });
-      } catch (caught) {
-        if (caller?.aborted) throw caught;
-        const error = timedOut ? attemptAbort.signal.reason : caught;
-        // A connection that failed is retried like a 503: a POST carries its key, so it cannot run twice.
-        if (!retriesLeft) throw new NetworkError(`Could not reach ${new URL(url).origin}: ${describeError(error)}`, { cause: error, timedOut });
-        const delayMs = retryDelayMs(attempt, undefined, opts.retry);
-        opts.onRetry?.({ attempt, delayMs, error, method, url });
+      const out = await attemptOnce(spec);
+      const retry = async (delayMs: number, event: Pick<RetryEvent, 'status' | 'error'>) => {
+        opts.onRetry?.({ attempt, delayMs, ...event, method, url });
         await wait(delayMs, caller);
-        continue;
-      } finally {
-        clearTimeout(timer);
-        // Not left on a signal the caller may give many calls. Once the headers are in, a body is
-        // stopped by whoever reads it (the SDK's download: its pipeline's signal).
-        caller?.removeEventListener('abort', onAbort);
+      };
+      if (out.kind !== 'answer') {
+        if (retriesLeft && ((out.kind === 'failed' && out.unsent) || repeatable)) {
+          await retry(retryDelayMs(attempt, undefined, opts.retry), out.kind === 'cut' ? { status: out.response.status, error: out.error } : { error: out.error });
+          continue;
+        }
+        throw withKey(failure(out, { url, key, free: Boolean(opts.free), repeatable, attempts: attempt }), key);
       }
-      if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return response;
+      const { response } = out;
+      // The first attempt of this POST is still running at the gateway (this one timed out): its
+      // answer comes by the same key once it is done.
+      if (retriesLeft && key !== undefined && out.body !== undefined && (await stillRunning(response))) {
+        await retry(retryDelayMs(attempt, undefined, opts.retry), { status: response.status });
+        continue;
+      }
+      if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return checked(out, key);
       const after = parseRetryAfter(response.headers.get('retry-after'));
       if (after !== undefined && after * 1000 > opts.retry.maxDelayMs) return response;
-      const delayMs = retryDelayMs(attempt, after, opts.retry);
       await response.body?.cancel().catch(() => undefined);
-      opts.onRetry?.({ attempt, delayMs, status: response.status, method, url });
-      await wait(delayMs, caller);
+      await retry(retryDelayMs(attempt, after, opts.retry), { status: response.status });
     }
   };
 }
 
-/** An error's message with its cause's, for one line. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+function withKey<E extends SdgError>(error: E, key: string | undefined): E {
+  error.idempotencyKey ??= key;
+  return error;
+}
+
+/** The error for an attempt that got no answer, or whose 2xx body was lost, after the retries allowed. */
+function failure(out: Exclude<Outcome, { kind: 'answer' }>, o: { url: string; key: string | undefined; free: boolean; repeatable: boolean; attempts: number }): SdgError {
+  if (out.kind === 'cut') {
+    const meta = metaOf(out.response);
+    return new UnreadableAnswerError(`The gateway answered HTTP ${out.response.status} but its body did not come in full (${describeError(out.error)}); ${wentThrough(meta.credits?.charged)}${again(o)}`, {
+      status: out.response.status,
+      requestId: meta.requestId,
+      credits: meta.credits,
+      cause: out.error,
+      timedOut: out.timedOut,
+    });
   }
-  return String(error);
+  const maybeCharged = !out.unsent && !o.free;
+  let said = `Could not reach ${new URL(o.url).origin}: ${describeError(out.error)}.`;
+  if (maybeCharged && o.key !== undefined) said += ` The request may have reached the gateway and been done: send it again with Idempotency-Key ${o.key} to get its answer without doing it twice.`;
+  else if (maybeCharged && !o.repeatable) said += ' The request may have reached the gateway and been charged, so it was not sent again (retry.retryCharged would, at the risk of paying twice).';
+  else if (maybeCharged) said += ` Each of the ${o.attempts} attempts may have reached the gateway and been charged.`;
+  return new NetworkError(said, { cause: out.error, timedOut: out.timedOut, maybeCharged });
+}
+
+const wentThrough = (charged: number | undefined) => `the call went through${charged === undefined ? ' and may have been charged' : `: ${charged} credits charged`}.`;
+const again = (o: { key: string | undefined; repeatable: boolean }) =>
+  o.key !== undefined ? ` Send it again with Idempotency-Key ${o.key} to get its answer without doing it twice.` : o.repeatable ? '' : ' It was not sent again, not to pay twice.';
+
+/** A 2xx API answer that is not JSON is not handed on as if it were: it is unreadable, but went through. */
+function checked(out: Extract<Outcome, { kind: 'answer' }>, key: string | undefined): Response {
+  const { response, body } = out;
+  if (body === undefined || !response.ok || body.length === 0) return response;
+  try {
+    JSON.parse(Buffer.from(body).toString('utf8'));
+    return response;
+  } catch (error) {
+    const meta = metaOf(response);
+    const type = response.headers.get('content-type') ?? 'no Content-Type';
+    throw withKey(
+      new UnreadableAnswerError(`The gateway answered HTTP ${response.status} with a body that is not JSON (${type}); ${wentThrough(meta.credits?.charged)}`, {
+        status: response.status,
+        requestId: meta.requestId,
+        credits: meta.credits,
+        cause: error,
+      }),
+      key,
+    );
+  }
+}
+
+/** A 409 idempotency_conflict that says the key's first request is still running (not: used for another body). */
+async function stillRunning(response: Response): Promise<boolean> {
+  if (response.status !== 409) return false;
+  const env = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { error?: { code?: unknown; message?: unknown } } | undefined;
+  // The gateway tells the two apart only by the message (src/credits/idempotency.ts).
+  return env?.error?.code === 'idempotency_conflict' && typeof env.error.message === 'string' && /still being processed/i.test(env.error.message);
 }

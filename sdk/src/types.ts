@@ -1,5 +1,6 @@
 // Named types of the API's records, taken from the generated schema by operation, so they follow
 // the document whether or not it names its component schemas.
+import type { Result } from './result.js';
 import type { operations } from './schema.js';
 
 export type OperationId = keyof operations;
@@ -45,3 +46,10 @@ export interface Page<T> {
   nextCursor: string | null;
   cached: boolean;
 }
+
+/**
+ * createKey's answer. Its secret is `data.key`, given once; a replay of the same Idempotency-Key
+ * (`replayed: true`, as when the SDK's retry follows an answer lost on the way) answers `key: null`,
+ * as the gateway never keeps a secret: that key exists but nobody holds it, so revoke it by `data.id`.
+ */
+export type CreatedKey = (Result<NewApiKey & { key: string }> & { replayed: false }) | (Result<NewApiKey & { key: null }> & { replayed: true });

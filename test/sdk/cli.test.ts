@@ -102,8 +102,9 @@ describe('sdg-client', () => {
     assert.equal(jsonLines(usage.stdout).length, 2);
     assert.match(plans.stdout, /credits/);
     const key = JSON.parse(created.stdout) as { id: string; key: string };
+    // JSON Lines, as every list under --json.
     const listed = await cli(['keys', 'list', '--json'], env);
-    assert.ok((JSON.parse(listed.stdout) as Array<{ id: string }>).some((k) => k.id === key.id));
+    assert.ok(jsonLines(listed.stdout).some((k) => k.id === key.id));
     const revoked = await cli(['keys', 'revoke', key.id], env);
     assert.equal(revoked.stdout.trim(), `revoked ${key.id}`);
     const withRevoked = await cli(['balance'], { ...env, SDG_API_KEY: key.key });
@@ -226,11 +227,11 @@ describe('sdg-client', () => {
     const file = join(dir, 'paid-for.jsonl');
     const first = await cli(['timeline', g.sample.userIds[4]!, '-o', file], { ...env, SDG_API_KEY: poor.apiKey });
     assert.equal(first.code, exitCodes.credits, first.stderr);
-    const hint = /stopped after 200 tweets \(2 pages, 200 credits\); to go on from there, run the same command with --cursor (\S+)/.exec(first.stderr);
-    // Given by @username, the hint names the id, whose lookup is not paid again.
+    const hint = new RegExp(`stopped after 200 tweets \\(2 pages, 200 credits\\); to go on from there, run: sdg-client timeline ${g.sample.userIds[4]} -o ${file.replaceAll('.', '\\.')} --cursor (\\S+)`).exec(first.stderr);
+    // Given by @username, the command to go on names the id, whose lookup is not paid again.
     const byName = await cli(['timeline', `@${g.sample.usernames[4]}`, '-o', join(dir, 'by-name.jsonl')], { ...env, SDG_API_KEY: (await g.account({ credits: 300 })).apiKey });
     assert.equal(byName.code, exitCodes.credits, byName.stderr);
-    assert.ok(byName.stderr.includes(`run the same command (with ${g.sample.userIds[4]} for @${g.sample.usernames[4]}, not to pay for its lookup again) with --cursor`), byName.stderr);
+    assert.ok(byName.stderr.includes(`run: sdg-client timeline ${g.sample.userIds[4]} -o ${join(dir, 'by-name.jsonl')} --cursor`), byName.stderr);
     assert.match(byName.stderr, /stopped after 200 tweets \(2 pages and a lookup, 300 credits\)/, 'what it spent, the lookup included');
     assert.ok(hint, first.stderr);
     assert.equal(jsonLines(readFileSync(file, 'utf8')).length, 200);
@@ -302,7 +303,7 @@ describe('sdg-client', () => {
     assert.doesNotMatch(listed.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     // --json keeps the name as stored.
     const json = await cli(['keys', 'list', '--json'], env);
-    assert.ok((JSON.parse(json.stdout) as Array<{ id: string; name: string }>).some((k) => k.id === key.id && k.name === 'x\u001b]0;owned\u0007\u001b[2Jy\u009b'));
+    assert.ok(jsonLines(json.stdout).some((k) => k.id === key.id && k.name === 'x\u001b]0;owned\u0007\u001b[2Jy\u009b'));
     await client.revokeKey(key.id);
   });
 

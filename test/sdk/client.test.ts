@@ -217,7 +217,7 @@ describe('SdgClient', () => {
     // By code: narrowed to the class, its fields typed (this file is type-checked); a misspelt code does not compile.
     await assert.rejects(poorClient.tweet(g.sample.tweetIds[0]!), (e: unknown) => {
       assert.ok(isApiError(e, 'insufficient_credits'));
-      const required: number = e.required;
+      const required: number | undefined = e.required;
       assert.equal(required, 100);
       assert.equal(isApiError(e, 'rate_limited'), false);
       // @ts-expect-error: no such code

@@ -1,14 +1,31 @@
 // balance, usage, plans, keys list/create/revoke: the account (all free).
 import type { Command } from 'commander';
-import { contextOf, intOption, usageError } from './context.js';
+import { contextOf, intOption, usageError, type Context } from './context.js';
+import { CliError, exitCodes } from './exit-codes.js';
 import { Lines, printJson, say } from './output.js';
+
+/**
+ * The answer to `keys create` was lost and its retry replayed (same Idempotency-Key): the key exists
+ * but its secret, given once, never arrived. A key nobody holds is only a standing credential, so it
+ * is revoked here; the error says so (or, if that fails too, how to revoke it).
+ */
+async function secretLost(ctx: Context, id: string): Promise<CliError> {
+  const lost = `Key ${id} was created but its secret was lost on the way (the answer was replayed without it, as the gateway never keeps a secret)`;
+  try {
+    await ctx.client.revokeKey(id);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return new CliError(`${lost}, and revoking it failed (${why}): revoke it with \`sdg-client keys revoke ${id}\`, then create another.`, 'key_secret_lost', exitCodes.keyLost, { keyId: id, revoked: false });
+  }
+  return new CliError(`${lost}; it has been revoked. Run \`sdg-client keys create\` again.`, 'key_secret_lost', exitCodes.keyLost, { keyId: id, revoked: true });
+}
 
 export function registerAccountCommands(program: Command): void {
   program
     .command('balance')
     .description("the account's credit balance")
     .action(async (_flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const { data } = await ctx.client.balance();
       if (ctx.out.json) return printJson(data);
       say(`${data.balance} credits (account ${data.accountId})\n`);
@@ -18,7 +35,7 @@ export function registerAccountCommands(program: Command): void {
     .command('account')
     .description('the calling account: plan, rate limit and balance')
     .action(async (_flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const { data } = await ctx.client.account();
       if (ctx.out.json) return printJson(data);
       say(`${data.name} (${data.id}): plan ${data.planName ?? data.planId}, ${data.rateLimitPerMinute} requests a minute, ${data.balance} credits\n`);
@@ -33,7 +50,7 @@ export function registerAccountCommands(program: Command): void {
     .option('--to <iso>', 'with --summary: end (default now)')
     .option('--granularity <unit>', 'with --summary: hour or day', 'hour')
     .action(async (flags: { max: string; summary?: boolean; from?: string; to?: string; granularity: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       if (flags.summary) {
         if (flags.granularity !== 'hour' && flags.granularity !== 'day') throw usageError('--granularity is hour or day.');
         const to = flags.to ?? new Date().toISOString();
@@ -45,7 +62,7 @@ export function registerAccountCommands(program: Command): void {
         return;
       }
       const max = intOption('--max', flags.max);
-      const lines = new Lines(undefined);
+      const lines = new Lines();
       for await (const e of ctx.client.usage({ maxItems: max, limit: 100 })) {
         if (ctx.out.json) await lines.write(e);
         else say(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
@@ -56,7 +73,7 @@ export function registerAccountCommands(program: Command): void {
     .command('plans')
     .description('the plans on offer')
     .action(async (_flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const { data } = await ctx.client.plans();
       if (ctx.out.json) return printJson(data);
       for (const p of data.plans) say(`${p.id}\t${p.name}\t${p.credits} credits\t${p.rateLimitPerMinute}/min\twatchlist ${p.watchlistLimit}\n`);
@@ -65,29 +82,32 @@ export function registerAccountCommands(program: Command): void {
   const keys = program.command('keys').description("the account's API keys");
   keys
     .command('list', { isDefault: true })
-    .description('the keys (never their secrets)')
+    .description('the keys, never their secrets (JSON Lines with --json, as every list)')
     .action(async (_flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      const data = await ctx.client.keys().toArray();
-      if (ctx.out.json) return printJson(data);
-      for (const k of data) say(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
+      const ctx = await contextOf(cmd);
+      const lines = new Lines();
+      for await (const k of ctx.client.keys()) {
+        if (ctx.out.json) await lines.write(k);
+        else say(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
+      }
     });
   keys
     .command('create')
     .description('a new key; its secret is printed once')
     .option('--name <name>', 'a label for the key')
     .action(async (flags: { name?: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      const { data } = await ctx.client.createKey(flags.name ? { name: flags.name } : {});
-      if (ctx.out.json) return printJson(data);
-      say(`${data.key}\n`);
+      const ctx = await contextOf(cmd);
+      const created = await ctx.client.createKey({ name: flags.name });
+      if (created.data.key === null) throw await secretLost(ctx, created.data.id);
+      if (ctx.out.json) return printJson(created.data);
+      say(`${created.data.key}\n`);
     });
   keys
     .command('revoke')
     .description('revoke a key by id; it stops working at once')
     .argument('<id>', 'the key id (from keys list)')
     .action(async (id: string, _flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const { data } = await ctx.client.revokeKey(id);
       if (ctx.out.json) return printJson(data);
       say(`revoked ${data.id}\n`);

@@ -1,10 +1,12 @@
 // watchlist add/list/remove, crawl status, export, exports list/show/download: the bulk-export side (all free).
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { ExportRecord, WatchlistAddItem } from '../types.js';
-import { contextOf, intOption, usageError, type Context } from './context.js';
-import { BatchItemsError, exitCodes } from './exit-codes.js';
-import { Lines, note, printJson, say, withBar } from './output.js';
+import { contextOf, intOption, readStdin, usageError, type Context } from './context.js';
+import { BatchItemsError, CliError, exitCodes } from './exit-codes.js';
+import { Lines, note, printJson, say, shellWords, withBar, withExtras } from './output.js';
 
 /** An account named on the command line or in a file, with where, to name it in an error. */
 interface Named {
@@ -18,13 +20,13 @@ async function collect(args: string[], file: string | undefined): Promise<Named[
   if (file) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
     } catch (err) {
       throw usageError(`Cannot read --file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
     }
     text.split(/\r?\n/).forEach((line, i) => {
       const t = line.trim();
-      if (t && !t.startsWith('#')) all.push({ value: t, where: `${file} line ${i + 1}` });
+      if (t && !t.startsWith('#')) all.push({ value: t, where: `${file === '-' ? 'stdin' : file} line ${i + 1}` });
     });
   }
   return all;
@@ -61,10 +63,10 @@ export function registerBulkCommands(program: Command): void {
     .command('add')
     .description('add accounts by username (or by id with --ids), in batches of 100, waiting for each')
     .argument('[accounts...]', 'usernames (with or without @), or ids with --ids')
-    .option('-f, --file <path>', 'read accounts from a file, one a line')
+    .option('-f, --file <path>', 'read accounts from a file, one a line (- for stdin)')
     .option('--ids', 'the accounts are numeric user ids')
     .action(async (args: string[], flags: { file?: string; ids?: boolean }, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const named = await collect(args, flags.file);
       if (named.length === 0) throw usageError('Name at least one account, or a --file of them.');
       const accounts = named.map((e) => ({ ...e, value: flags.ids ? e.value : e.value.replace(/^@/, '') }));
@@ -86,8 +88,8 @@ export function registerBulkCommands(program: Command): void {
     .command('list')
     .description('the watchlist, as JSON Lines with --json, else one account a line')
     .action(async (_flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      const lines = new Lines(undefined);
+      const ctx = await contextOf(cmd);
+      const lines = new Lines();
       for await (const e of ctx.client.watchlist()) {
         if (ctx.out.json) await lines.write(e);
         else say(`${e.socialUserId}\t@${e.username}\t${e.addedAt}\n`);
@@ -98,9 +100,9 @@ export function registerBulkCommands(program: Command): void {
     .command('remove')
     .description('remove accounts by numeric id, in batches of 100, waiting for each')
     .argument('[ids...]', 'numeric user ids')
-    .option('-f, --file <path>', 'read ids from a file, one a line')
+    .option('-f, --file <path>', 'read ids from a file, one a line (- for stdin)')
     .action(async (args: string[], flags: { file?: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const named = await collect(args, flags.file);
       if (named.length === 0) throw usageError('Name at least one id, or a --file of them.');
       // The gateway removes by id only (a username could name another account since).
@@ -127,7 +129,7 @@ export function registerBulkCommands(program: Command): void {
     .command('status')
     .description("the current and last completed cycle, and when the next is due")
     .action(async (_flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const { data } = await ctx.client.crawlStatus();
       if (ctx.out.json) return printJson(data);
       const c = data.currentCycle;
@@ -146,12 +148,21 @@ export function registerBulkCommands(program: Command): void {
     .requiredOption('--end <iso>', 'end of the range (exclusive)')
     .option('-o, --output <file>', 'where to save the gzip JSON Lines file (default export-<id>.jsonl.gz)')
     .action(async (flags: { start: string; end: string; output?: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
+      // Before an export is made for nothing: where its file goes must be writable.
+      if (flags.output !== undefined) await checkWritable(flags.output);
       const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
       // An export holds what is stored when it runs: a range that ends later is not filled in afterwards.
       if (!ctx.out.json && Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
-      await waitFor(ctx, queued.id);
-      await download(ctx, queued.id, flags.output);
+      const path = flags.output ?? `export-${queued.id}.jsonl.gz`;
+      try {
+        await waitFor(ctx, queued.id);
+      } catch (error) {
+        // The export exists and goes on at the gateway: say how to get it rather than make another.
+        if (!ctx.out.json) note(`export ${queued.id} was generated; to get it when it completes: sdg-client exports download ${queued.id} --wait -o ${shellWords([path])}`);
+        throw withExtras(error, { exportId: queued.id });
+      }
+      await download(ctx, queued.id, path);
     });
 
   const exportsCmd = program.command('exports').description("the account's exports: list, show one, download one");
@@ -161,9 +172,9 @@ export function registerBulkCommands(program: Command): void {
     .description('exports, newest first, in any status (JSON Lines with --json)')
     .option('--max <n>', 'at most this many', '20')
     .action(async (flags: { max: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const max = intOption('--max', flags.max);
-      const lines = new Lines(undefined);
+      const lines = new Lines();
       for await (const e of ctx.client.exports({ maxItems: max })) {
         if (ctx.out.json) await lines.write(e);
         else say(`${recordLine(e)}\n`);
@@ -175,7 +186,7 @@ export function registerBulkCommands(program: Command): void {
     .description('one export, whatever its status')
     .argument('<id>', "the export's id")
     .action(async (id: string, _flags: object, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
       const { data } = await ctx.client.getExport(exportId(id));
       if (ctx.out.json) return printJson(data);
       say(`${recordLine(data)}${data.error ? `\n${data.error}` : ''}\n`);
@@ -188,10 +199,25 @@ export function registerBulkCommands(program: Command): void {
     .option('-o, --output <file>', 'where to save the gzip JSON Lines file (default export-<id>.jsonl.gz)')
     .option('--wait', 'first wait for the export to complete (one still queued or running is otherwise a conflict, exit code 8)')
     .action(async (id: string, flags: { output?: string; wait?: boolean }, cmd: Command) => {
-      const ctx = contextOf(cmd);
+      const ctx = await contextOf(cmd);
+      const path = flags.output ?? `export-${exportId(id)}.jsonl.gz`;
+      await checkWritable(path);
       if (flags.wait) await waitFor(ctx, exportId(id));
-      await download(ctx, exportId(id), flags.output);
+      await download(ctx, exportId(id), path);
     });
+}
+
+/** A usage error (exit 2) when the file, or its part beside it, could not be written there. */
+async function checkWritable(path: string): Promise<void> {
+  try {
+    const dir = await stat(dirname(path));
+    if (!dir.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    await access(dirname(path), constants.W_OK);
+    const there = await stat(path).catch(() => undefined);
+    if (there?.isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
+  } catch (error) {
+    throw new CliError(`Cannot write -o ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`, 'output_unwritable', exitCodes.usage, { path });
+  }
 }
 
 /** Waits for an export to complete (ExportError if it failed), with a progress line. */
@@ -213,8 +239,7 @@ const recordLine = (e: ExportRecord) =>
  * Downloads and verifies a completed export, with a progress bar, and says where it went. What an
  * interrupted run left in FILE.part is gone on from, and what a failed one received is kept for the next.
  */
-async function download(ctx: Context, id: string, output: string | undefined): Promise<void> {
-  const path = output ?? `export-${id}.jsonl.gz`;
+async function download(ctx: Context, id: string, path: string): Promise<void> {
   const part = `${path}.part`;
   const sizeOf = () => stat(part).then((s) => s.size, () => 0);
   const earlier = await sizeOf();
@@ -232,7 +257,7 @@ async function download(ctx: Context, id: string, output: string | undefined): P
     );
   } catch (error) {
     const kept = await sizeOf();
-    if (kept > 0 && !ctx.out.json) note(`${kept} bytes kept in ${part}; to go on from there: sdg-client exports download ${id} -o ${path}`);
+    if (kept > 0 && !ctx.out.json) note(`${kept} bytes kept in ${part}; to go on from there: sdg-client exports download ${id} -o ${shellWords([path])}`);
     throw error;
   }
   const { data: record } = await ctx.client.getExport(id);

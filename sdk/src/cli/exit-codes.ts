@@ -10,8 +10,21 @@ import {
   ProtectedAccountError,
   RateLimitedError,
   SdgError,
-  UpstreamError,
+  UnavailableError,
 } from '../errors.js';
+
+/** A failure of the command line's own (an unwritable -o, a key's secret lost), with its exit code and a code for --json. */
+export class CliError extends SdgError {
+  override name = 'CliError';
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly exitCode: number,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 /** Some accounts of a watchlist batch did not go in (or out): not found, over the watchlist's limit, or failed. `exitCode`: the first such kind's. */
 export class BatchItemsError extends SdgError {
@@ -48,6 +61,8 @@ export const exitCodes = {
   network: 10,
   /** An export failed, or its file did not match its size or SHA-256. */
   export: 11,
+  /** `keys create`: the key was created but its secret was lost on the way (the key is revoked). */
+  keyLost: 12,
 } as const;
 
 export function exitCodeFor(error: unknown): number {
@@ -58,9 +73,10 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof NotFoundError) return exitCodes.notFound;
   if (error instanceof ProtectedAccountError) return exitCodes.forbidden;
   if (error instanceof ConflictError) return exitCodes.conflict;
-  if (error instanceof UpstreamError) return exitCodes.upstream;
+  // 502, 503, 504: the data source or the gateway itself (its storage) unavailable.
+  if (error instanceof UnavailableError) return exitCodes.upstream;
   if (error instanceof NetworkError) return exitCodes.network;
   if (error instanceof ExportError) return exitCodes.export;
-  if (error instanceof BatchItemsError) return error.exitCode;
+  if (error instanceof BatchItemsError || error instanceof CliError) return error.exitCode;
   return exitCodes.failure;
 }

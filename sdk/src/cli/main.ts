@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // sdg-client: the Social Data Gateway from the command line. Exit codes: exit-codes.ts (and sdk/README.md).
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { SdgApiError, SdgError } from '../errors.js';
 import { registerAccountCommands } from './account-commands.js';
 import { registerBulkCommands } from './bulk-commands.js';
-import { exitCodeFor, exitCodes } from './exit-codes.js';
+import { exitCodes } from './exit-codes.js';
+import { report, reportUsage } from './report.js';
 import { registerSocialCommands } from './social-commands.js';
-import { nextCursorOf, visible } from './output.js';
+
+// sdk/package.json, from src/cli/ and from dist/cli/ alike.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 // A reader that stops early (`| head`) closes the pipe: stop quietly, as other command-line tools
 // do, rather than crash on EPIPE with a stack trace (and, for a list, stop buying its pages).
@@ -15,21 +18,30 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-function program(): Command {
+function program(json: boolean): Command {
   const p = new Command('sdg-client')
     .description('Read social data and run bulk exports through a Social Data Gateway.')
-    .addOption(new Option('--api-key <key>', 'API key').env('SDG_API_KEY'))
+    .version(version, '--version', 'print the version')
+    .addOption(new Option('--api-key <key>', 'API key (other users can see it in `ps`: prefer SDG_API_KEY or --api-key-file)').env('SDG_API_KEY'))
+    .option('--api-key-file <path>', 'read the API key from this file (- for stdin)')
     .addOption(new Option('--base-url <url>', 'the gateway').env('SDG_BASE_URL').default('http://127.0.0.1:8080'))
-    .option('--json', 'machine-readable output on stdout')
+    .option('--json', 'machine-readable output on stdout, and errors as JSON on stderr')
     .option('--no-progress', 'no progress bars on stderr')
-    .option('--max-retries <n>', 'retries of a 429 or 503 answer', '4')
+    .option(
+      '--max-retries <n>',
+      'retries of what charged nothing: a 429 or 503 answer, a connection that never opened; and of a free call or a POST (by its Idempotency-Key) whose answer was lost or late. A charged call whose request may have reached the gateway is never sent again',
+      '4',
+    )
     .addHelpText(
       'after',
       '\nExit codes: 0 ok, 1 unexpected error, 2 usage or invalid request, 3 authentication, 4 insufficient credits,\n' +
-        '5 rate limited, 6 not found, 7 protected account, 8 conflict, 9 upstream failure, 10 network, 11 export failed or not verified.',
+        '5 rate limited, 6 not found, 7 protected account, 8 conflict, 9 upstream failure or gateway unavailable, 10 network,\n' +
+        '11 export failed or not verified, 12 key created but its secret lost (revoked).',
     )
     // After a usage error, one line says where the usage is rather than printing all of it.
     .showHelpAfterError('(add --help for the usage)')
+    // Under --json a usage error is told as JSON (main), not as commander's text.
+    .configureOutput(json ? { writeErr: () => undefined } : {})
     .exitOverride();
   registerSocialCommands(p);
   registerBulkCommands(p);
@@ -44,24 +56,15 @@ function program(): Command {
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
-    await program().parseAsync(argv);
+    await program(json).parseAsync(argv);
     return exitCodes.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are not failures; every other complaint of commander is a usage error.
-      return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+      if (error.exitCode === 0) return exitCodes.ok;
+      return json ? reportUsage(error.message) : exitCodes.usage;
     }
-    const code = exitCodeFor(error);
-    if (json) {
-      const e = error instanceof SdgApiError ? { code: error.code, status: error.status, message: error.message, details: error.details ?? null, requestId: error.requestId ?? null } : { code: error instanceof SdgError ? error.name : 'error', message: error instanceof Error ? error.message : String(error) };
-      const nextCursor = nextCursorOf(error);
-      process.stderr.write(`${JSON.stringify({ error: e, exitCode: code, ...(nextCursor ? { nextCursor } : {}) })}\n`);
-    } else {
-      const msg = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`sdg-client: ${error instanceof SdgApiError && error.status ? `${error.code}: ` : ''}${visible(msg)}\n`);
-      if (code === exitCodes.failure && error instanceof Error && error.stack && !(error instanceof SdgError)) process.stderr.write(`${error.stack}\n`);
-    }
-    return code;
+    return report(error, json);
   }
 }
 

@@ -1,6 +1,5 @@
 // Where sdg-client writes: results on stdout (JSON with --json, text otherwise), JSON Lines to a
 // file or stdout, progress bars and notes on stderr (bars only when stderr is a terminal).
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import cliProgress from 'cli-progress';
 import type { Credits } from '../result.js';
@@ -47,24 +46,12 @@ export function creditsNote(out: Output, credits: Credits | undefined, charged =
   note(`${charged ?? 0} credits charged, ${credits.remaining} left`);
 }
 
-/** A line sink: a file (created or truncated, or added to with `append`) or stdout. */
+/** JSON Lines on stdout (a list under --json). */
 export class Lines {
-  private readonly stream: WriteStream | NodeJS.WriteStream;
   count = 0;
-  constructor(
-    readonly path: string | undefined,
-    append = false,
-  ) {
-    this.stream = path ? createWriteStream(path, { flags: append ? 'a' : 'w' }) : process.stdout;
-  }
   async write(value: unknown): Promise<void> {
     this.count++;
-    if (!this.stream.write(`${JSON.stringify(value)}\n`)) await once(this.stream, 'drain');
-  }
-  async close(): Promise<void> {
-    if (this.stream === process.stdout) return;
-    const s = this.stream as WriteStream;
-    await new Promise<void>((resolve, reject) => s.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    if (!process.stdout.write(`${JSON.stringify(value)}\n`)) await once(process.stdout, 'drain');
   }
 }
 
@@ -102,14 +89,25 @@ export async function withBar<T>(out: Output, format: string, total: number, fn:
   }
 }
 
-const NEXT_CURSOR = Symbol('nextCursor');
+const EXTRAS = Symbol('sdg-client extras');
 
-/** Marks a list's error with the cursor to go on from (printed with the error under --json). */
-export function withNextCursor(error: unknown, cursor: string): unknown {
-  if (error !== null && typeof error === 'object') (error as Record<symbol, string>)[NEXT_CURSOR] = cursor;
+/**
+ * Marks an error with what the --json error object adds (`nextCursor` and `resume` of a list cut
+ * short, `exportId` of an export generated before the failure).
+ */
+export function withExtras(error: unknown, extras: Record<string, unknown>): unknown {
+  if (error !== null && typeof error === 'object') {
+    const e = error as Record<symbol, Record<string, unknown> | undefined>;
+    e[EXTRAS] = { ...e[EXTRAS], ...extras };
+  }
   return error;
 }
 
-export function nextCursorOf(error: unknown): string | undefined {
-  return error !== null && typeof error === 'object' ? (error as Record<symbol, string | undefined>)[NEXT_CURSOR] : undefined;
+export function extrasOf(error: unknown): Record<string, unknown> {
+  return (error !== null && typeof error === 'object' ? (error as Record<symbol, Record<string, unknown> | undefined>)[EXTRAS] : undefined) ?? {};
+}
+
+/** Words for a shell: bare when plain, else single-quoted. */
+export function shellWords(words: string[]): string {
+  return words.map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
 }
