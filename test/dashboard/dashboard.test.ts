@@ -134,7 +134,7 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     // The window went out in the browser's offset: the last 24 local hours.
     const asked = requested.filter((u) => u.includes('/api/v1/usage/summary')).map((u) => new URL(u).searchParams);
     assert.ok(asked.some((q) => q.get('granularity') === 'hour' && q.get('from')!.endsWith(':00:00+05:30')), asked.map(String).join(' '));
-    const legend = await charts.locator('.u-legend').first().innerText();
+    const legend = await charts.locator('.legend').first().innerText();
     for (const ep of ['getUserByUsername', 'getTweet', 'getCommunity']) assert.ok(legend.includes(ep), legend);
 
     const rows = await g.h.deps.store.db.selectFrom('ledger_entries').select(['endpoint', 'amount']).where('account_id', '=', g.account.accountId).where('kind', '=', 'charge').execute();

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Dialect } from '../../src/db/connect.js';
 import { DemoSource } from '../../src/sources/demo/demo-source.js';
 import { demoSample, type DemoSampleResult } from '../../src/sources/demo/sample.js';
@@ -102,3 +102,20 @@ export async function launchBrowser(opts: { width?: number; height?: number; dow
 }
 
 export const chromiumPresent = (): boolean => existsSync(CHROMIUM);
+
+/** Signs `page` in with `key` on the page of `hash` (e.g. '#/keys'), by the form, as a person would. */
+export async function signIn(page: Page, base: string, key: string, hash = ''): Promise<void> {
+  await page.goto(`${base}/dashboard${hash}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByLabel('API key').press('Enter');
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** Waits until `ok()` holds (checked every 50 ms), failing with `what` after `ms`. */
+export async function until(ok: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -10,6 +10,7 @@ import { KeysPage } from './pages/keys.js';
 import { OverviewPage, type Account } from './pages/overview.js';
 import { UsagePage } from './pages/usage.js';
 import { WatchlistPage } from './pages/watchlist.js';
+import { SignIn } from './signin.js';
 import { ErrorNote } from './ui.js';
 
 const PAGES = [
@@ -25,54 +26,18 @@ type PageId = (typeof PAGES)[number]['id'];
 function pageFromHash(): PageId {
   // The page is the hash's path; what follows a '?' is the page's own state (the usage filter).
   const id = location.hash.replace(/^#\/?/, '').split('?')[0];
-  return PAGES.find((p) => p.id === id)?.id ?? 'overview';
-}
-
-function SignIn({ onSignedIn, notice }: { onSignedIn: (account: Account) => void; notice: string | undefined }): VNode {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  // The one thing to do here: the focus starts on it (after signing out too, not on <body>).
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.focus(), []);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const k = key.trim();
-    if (!k) return setError(new Error('Paste an API key first.'));
-    setBusy(true);
-    try {
-      const a = await api<Single<Account>>('/api/v1/account', { key: k });
-      session.save(k);
-      setKey('');
-      onSignedIn(a.data);
-    } catch (err) {
-      setError(
-        err instanceof ApiError && err.status === 401
-          ? new Error('The gateway refused this key: it is unknown, malformed or revoked. Check that you copied the whole key.')
-          : err,
-      );
-    } finally {
-      setBusy(false);
-    }
-  };
-  return html`<main id="main" class="signin">
-    <h1>Social Data Gateway</h1>
-    <h2>Sign in to your dashboard</h2>
-    ${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
-    <form onSubmit=${submit} method="post" action="#" novalidate>
-      <label for="api-key">API key</label>
-      <input id="api-key" ref=${input} name="api-key" type="password" autocomplete="off" spellcheck="false" required
-        value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="key-help" />
-      <p id="key-help" class="help">The key stays in this browser tab only (sessionStorage) and goes to the gateway in the X-API-Key header, never in a URL. Closing the tab forgets it.</p>
-      <button type="submit" disabled=${busy}>${busy ? 'Checking…' : 'Sign in'}</button>
-    </form>
-    <${ErrorNote} error=${error} />
-    <p class="help">No key yet? An operator creates one with <code>sdg accounts create</code>. The API reference is at <a href="/docs">/docs</a>.</p>
-  </main>`;
+  const page = PAGES.find((p) => p.id === id)?.id;
+  if (page) return page;
+  // No such page: the Overview, and a URL that says so (not one that names a page that is not shown).
+  if (id) history.replaceState(null, '', '#/');
+  return 'overview';
 }
 
 function App(): VNode {
-  const [account, setAccount] = useState<Account>();
+  const [account, setAccountOnly] = useState<Account>();
+  // When the account shown was read, so a page can say so when a later read fails.
+  const [accountAt, setAccountAt] = useState(new Date());
+  const setAccount = (a: Account | undefined) => (setAccountOnly(a), setAccountAt(new Date()));
   const [checking, setChecking] = useState(session.key() !== null);
   const [notice, setNotice] = useState<string>();
   const [page, setPage] = useState<PageId>(pageFromHash());
@@ -148,7 +113,7 @@ function App(): VNode {
         <button type="button" class="link" onClick=${signOut}>Sign out</button></p>
     </header>
     <main id="main" tabindex="-1">
-      <${View} account=${account} onAccount=${setAccount} />
+      <${View} account=${account} accountAt=${accountAt} onAccount=${setAccount} />
     </main>`;
 }
 

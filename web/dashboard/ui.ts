@@ -1,74 +1,59 @@
-// Small pieces every page uses: an error note, a status line, a pager, a table that scrolls on a phone.
+// Small pieces every page uses: an error note, a failed load with its retry, a table that scrolls on a phone.
 import { html } from 'htm/preact';
 import type { ComponentChildren, VNode } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, type Page } from './api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
 
-export function ErrorNote({ error }: { error: unknown }): VNode | null {
+export function ErrorNote({ error, id }: { error: unknown; id?: string }): VNode | null {
   if (!error) return null;
   const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
   const code = error instanceof ApiError ? error.code : undefined;
-  return html`<p class="error" role="alert">${message}${code ? html` <span class="code">(${code})</span>` : null}</p>`;
+  return html`<p class="error" role="alert" id=${id}>${message}${code ? html` <span class="code">(${code})</span>` : null}</p>`;
 }
 
-export function TableWrap({ label, children, busy = false }: { label: string; children: ComponentChildren; busy?: boolean }): VNode {
-  // A region with a name and a tab stop, so a wide table scrolls by keyboard on a narrow screen.
-  return html`<div class="table-wrap" role="region" aria-label=${label} aria-busy=${busy} tabindex="0">${children}</div>`;
-}
+export const fmtClock = (d: Date): string => d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-export interface Paged<T> {
-  page: Page<T> | undefined;
-  error: unknown;
-  loading: boolean;
-  pageNumber: number;
-  next(): void;
-  prev(): void;
-  reload(): void;
+/**
+ * A load that failed: why, a Try again button, and (when `keptFrom` is set) that what the page still
+ * shows is from an earlier load, so it is not taken for current.
+ */
+/** `what`: the subject and its verb, e.g. "The list below is". */
+export function LoadFailed(props: { error: unknown; retry: () => void; busy?: boolean; keptFrom?: Date | undefined; what?: string; said?: boolean }): VNode | null {
+  // `said`: the same failure is in a note just above, not repeated here.
+  const { error, retry, busy = false, keptFrom, what = 'What is shown below is', said = false } = props;
+  const button = useRef<HTMLButtonElement>(null);
+  // The retry succeeded and the button went with the focus: the focus goes to the page's content, not
+  // to <body> (where a removed element leaves it).
+  useEffect(() => {
+    const b = button.current;
+    return () => {
+      if (b && !b.isConnected && (document.activeElement === document.body || !document.activeElement)) document.getElementById('main')?.focus();
+    };
+  }, [Boolean(error)]);
+  if (!error) return null;
+  return html`<div class="load-failed" data-testid="load-failed">
+    ${said ? null : html`<${ErrorNote} error=${error} />`}
+    ${keptFrom ? html`<p class="stale">${what} from an earlier load (read at ${fmtClock(keptFrom)}) and may be out of date.</p>` : null}
+    <button type="button" ref=${button} onClick=${() => busy || retry()}>${busy ? 'Trying again…' : 'Try again'}</button>
+  </div>`;
 }
 
 /**
- * Keyset paging: a stack of the cursors that led to each page, so Previous goes back exactly. The
- * stack belongs to one list: when `deps` (a filter) change, paging starts again from the top.
+ * A table in a named region that scrolls sideways when the table is wider than the screen. Only then
+ * is it a tab stop (so a keyboard can scroll it); a region that does not scroll would be a stop for nothing.
  */
-export function usePaged<T>(load: (cursor: string | undefined) => Promise<Page<T>>, deps: unknown[]): Paged<T> {
-  const list = JSON.stringify(deps);
-  const [stack, setStack] = useState<{ list: string; cursors: Array<string | undefined> }>({ list, cursors: [undefined] });
-  const cursors = stack.list === list ? stack.cursors : [undefined];
-  const [tick, setTick] = useState(0);
-  const cursor = cursors[cursors.length - 1];
-  // Busy until the answer for exactly this list, page and reload has arrived (true from the very
-  // render that changed them, so aria-busy never claims a stale table is current).
-  const want = `${list}|${cursor ?? ''}|${tick}`;
-  const [done, setDone] = useState<{ key: string; page?: Page<T>; error?: unknown }>({ key: '' });
+export function TableWrap({ label, children, busy = false }: { label: string; children: ComponentChildren; busy?: boolean }): VNode {
+  const box = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
   useEffect(() => {
-    let live = true;
-    load(cursor).then(
-      (p) => live && setDone({ key: want, page: p }),
-      (e: unknown) => live && setDone((d) => ({ key: want, ...(d.page ? { page: d.page } : {}), error: e })),
-    );
-    return () => {
-      live = false;
-    };
-  }, [want]);
-  const page = done.page;
-  const error = done.error;
-  const loading = done.key !== want;
-  const nextCursor = page?.nextCursor ?? undefined;
-  return {
-    page,
-    error,
-    loading,
-    pageNumber: cursors.length,
-    next: useCallback(() => nextCursor && setStack({ list, cursors: [...cursors, nextCursor] }), [nextCursor, list, cursors]),
-    prev: useCallback(() => setStack({ list, cursors: cursors.length > 1 ? cursors.slice(0, -1) : cursors }), [list, cursors]),
-    reload: useCallback(() => setTick((t) => t + 1), []),
-  };
-}
-
-export function Pager<T>({ paged, label }: { paged: Paged<T>; label: string }): VNode {
-  return html`<nav class="pager" aria-label=${`${label} pages`}>
-    <button type="button" onClick=${paged.prev} disabled=${paged.pageNumber <= 1 || paged.loading}>Previous</button>
-    <span aria-live="polite">Page ${paged.pageNumber}</span>
-    <button type="button" onClick=${paged.next} disabled=${!paged.page?.hasNextPage || paged.loading}>Next</button>
-  </nav>`;
+    const el = box.current;
+    if (!el) return;
+    const check = () => setScrolls(el.scrollWidth > el.clientWidth + 1);
+    const ro = new ResizeObserver(check);
+    ro.observe(el);
+    if (el.firstElementChild) ro.observe(el.firstElementChild);
+    check();
+    return () => ro.disconnect();
+  }, []);
+  return html`<div ref=${box} class="table-wrap" role="region" aria-label=${label} aria-busy=${busy} tabindex=${scrolls ? 0 : undefined}>${children}</div>`;
 }

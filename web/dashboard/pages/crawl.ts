@@ -1,10 +1,11 @@
-// The crawl: the cycle under way with its progress, and the last completed one; refreshed every few seconds.
+// The crawl: the cycle under way with its progress, and the last completed one; refreshed every few
+// seconds while the tab is shown (poll.ts: longer waits while the gateway refuses).
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { fmtNumber, fmtTime } from '../format.js';
-import { ErrorNote } from '../ui.js';
+import { usePolled } from '../poll.js';
+import { LoadFailed } from '../ui.js';
 
 interface Progress {
   id: string;
@@ -22,29 +23,20 @@ interface CrawlStatus {
 
 const Row = ({ label, value }: { label: string; value: string }) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
 
+/** Durations are whole minutes (rounded): 0 is under half a minute. */
+const fmtMinutes = (n: number): string => (n < 1 ? 'under a minute' : `${fmtNumber(n)} min`);
+
+const loadStatus = () => api<{ data: CrawlStatus }>('/social/v1/bulk-export/crawl-status').then((r) => r.data);
+
 export function CrawlPage(): VNode {
-  const [status, setStatus] = useState<CrawlStatus>();
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = () =>
-      api<{ data: CrawlStatus }>('/social/v1/bulk-export/crawl-status')
-        .then((r) => live && (setStatus(r.data), setError(undefined)), (e: unknown) => live && setError(e))
-        .finally(() => {
-          if (live) timer = setTimeout(load, 3_000);
-        });
-    load();
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, []);
+  const polled = usePolled(loadStatus, 3_000);
+  const status = polled.data;
+  const error = polled.error;
   const cur = status?.currentCycle;
   const last = status?.lastCompletedCycle;
   return html`<h1>Crawl</h1>
     <p class="help">One crawl serves every watchlist on this gateway: each cycle visits every account any of its users watches, stores its new tweets and refreshes recent ones. The figures below are the whole gateway's, not this account's alone.</p>
-    <${ErrorNote} error=${error} />
+    <${LoadFailed} error=${error} retry=${polled.retry} keptFrom=${status ? polled.at : undefined} what="The crawl shown below is" />
     ${!status && !error ? html`<p role="status">Loading…</p>` : null}
     ${status
       ? html`<section class="card wide" aria-labelledby="cur-title" data-testid="current-cycle">
@@ -64,7 +56,7 @@ export function CrawlPage(): VNode {
             ${last
               ? html`<dl class="facts">
                   <${Row} label="Started" value=${fmtTime(last.startedAt)} />
-                  <${Row} label="Completed" value=${`${fmtTime(last.completedAt)} (${last.durationMinutes} min)`} />
+                  <${Row} label="Completed" value=${`${fmtTime(last.completedAt)} (${fmtMinutes(last.durationMinutes)})`} />
                   <${Row} label="Accounts" value=${`${fmtNumber(last.accountsCompleted)} done, ${fmtNumber(last.accountsFailed)} failed, of ${fmtNumber(last.accountsTargeted)}`} />
                   <${Row} label="Tweets stored" value=${fmtNumber(last.tweetsIngested)} />
                   <${Row} label="Tweets updated" value=${fmtNumber(last.tweetsUpdated)} />

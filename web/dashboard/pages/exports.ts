@@ -5,7 +5,8 @@ import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, query, sleep, type Page, type Single } from '../api.js';
 import { fmtBytes, fmtNumber, fmtTime, isoLocal, localInputValue } from '../format.js';
-import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
+import { Pager, usePaged } from '../paged.js';
+import { ErrorNote, LoadFailed, TableWrap } from '../ui.js';
 
 interface ExportRecord {
   id: string;
@@ -82,7 +83,6 @@ export function ExportsPage(): VNode {
 
   // The same failure (the gateway unreachable) is said once, above the list.
   const sameAsAbove = error instanceof Error && paged.error instanceof Error && error.message === paged.error.message;
-  const listError = sameAsAbove ? undefined : paged.error;
   return html`<h1>Exports</h1>
     <p class="help">An export holds the stored tweets of your watched accounts created in the range (at most 24 hours), as gzip JSON Lines.</p>
     <form class="range" onSubmit=${generate}>
@@ -96,7 +96,7 @@ export function ExportsPage(): VNode {
     ${current
       ? html`<section class="card wide" aria-labelledby="current-export" data-testid="current-export" data-status=${current.status}>
           <h2 id="current-export">Export ${current.id}</h2>
-          <p role="status">Status: <strong>${current.status}</strong>${current.status === 'completed' ? ` (${fmtNumber(current.tweetCount)} tweets, ${fmtBytes(current.sizeBytes)})` : ''}${current.error ? ` (${current.error})` : ''}</p>
+          <p role="status" class="text">Status: <strong>${current.status}</strong>${current.status === 'completed' ? ` (${fmtNumber(current.tweetCount)} tweets, ${fmtBytes(current.sizeBytes)})` : ''}${current.error ? ` (${current.error})` : ''}</p>
           ${current.status === 'queued' || current.status === 'running' ? html`<progress aria-label="Export under way"></progress>` : null}
           ${current.status === 'completed'
             ? html`<p>sha256 <code class="hash" data-testid="current-sha256">${current.sha256}</code></p><${DownloadButton} id=${current.id} onError=${setError} />`
@@ -104,15 +104,15 @@ export function ExportsPage(): VNode {
         </section>`
       : null}
     <h2>Your exports</h2>
-    <${ErrorNote} error=${listError} />
+    <${LoadFailed} error=${paged.error} said=${sameAsAbove} busy=${paged.loading} retry=${paged.reload} keptFrom=${paged.keptFrom} what="The list below is" />
     <${TableWrap} label="Exports" busy=${paged.loading}>
-      <table data-testid="exports">
+      <table data-testid="exports" class="stack">
         <thead><tr><th scope="col">Id</th><th scope="col">Range</th><th scope="col">Status</th><th scope="col" class="num">Tweets</th><th scope="col" class="num">Size</th><th scope="col" class="col-hash">sha256</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
-            (x) => html`<tr data-export-id=${x.id}><td class="mono">${x.id}</td><td>${fmtTime(x.startDate)} – ${fmtTime(x.endDate)}</td><td>${x.status}</td>
-              <td class="num">${fmtNumber(x.tweetCount)}</td><td class="num">${fmtBytes(x.sizeBytes)}</td><td class="col-hash"><code class="hash">${x.sha256 ?? '—'}</code></td>
-              <td>${x.status === 'completed' ? html`<${DownloadButton} id=${x.id} onError=${setError} />` : null}</td></tr>`,
+            (x) => html`<tr data-export-id=${x.id}><td class="mono text" data-label="Id">${x.id}</td><td data-label="Range">${fmtTime(x.startDate)} – ${fmtTime(x.endDate)}</td><td data-label="Status">${x.status}</td>
+              <td class="num" data-label="Tweets">${fmtNumber(x.tweetCount)}</td><td class="num" data-label="Size">${fmtBytes(x.sizeBytes)}</td><td class="col-hash" data-label="sha256"><code class="hash">${x.sha256 ?? '—'}</code></td>
+              <td class="actions">${x.status === 'completed' ? html`<${DownloadButton} id=${x.id} onError=${setError} />` : null}</td></tr>`,
           )}
         </tbody>
       </table>

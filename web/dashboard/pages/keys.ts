@@ -4,7 +4,8 @@ import type { VNode } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, query, session, signOutBecause, type Page, type Single } from '../api.js';
 import { fmtTime } from '../format.js';
-import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
+import { Pager, usePaged } from '../paged.js';
+import { ErrorNote, LoadFailed, TableWrap } from '../ui.js';
 
 interface KeyView {
   id: string;
@@ -15,6 +16,19 @@ interface KeyView {
 }
 interface NewKey extends KeyView {
   key: string | null;
+}
+
+const NAME_MAX = 100;
+
+/** The gateway's refusal of a name (its words name the field, for developers) in plain words. */
+function nameError(err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  if (err.code === 'key_limit_reached') return new Error('This account has as many active keys as its plan allows: revoke one below to create another.');
+  const fields = (err.details as { fields?: Array<{ field?: string }> } | undefined)?.fields ?? [];
+  if (err.code === 'invalid_request' && fields.some((f) => f.field === 'body.name')) {
+    return new Error(`This name cannot be used: a key's name needs at least one visible character, at most ${NAME_MAX} in all, and no control or text-direction characters (which can come along when text is copied). Type the name again, or leave it empty.`);
+  }
+  return err;
 }
 
 const loadKeys = (cursor: string | undefined) => api<Page<KeyView>>(`/api/v1/api-keys${query({ cursor, limit: 20 })}`);
@@ -50,10 +64,12 @@ function NewKeyBox({ created, onDone }: { created: NewKey; onDone: () => void })
 function Confirm({ name, prefix, own, busy, onYes, onNo }: { name: string | null; prefix: string; own: boolean; busy: boolean; onYes: () => void; onNo: () => void }): VNode {
   const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => cancel.current?.focus(), []);
-  return html`<div class="confirm" role="group" aria-label=${`Confirm revoking ${name ?? prefix}`} onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onNo()}>
-    <span>Revoke${name ? html` “${name}”` : ' this key'}? Calls with it stop at once.${own ? ' It is the key this tab is signed in with: the tab signs out.' : ''}</span>
-    <button type="button" class="danger" disabled=${busy} onClick=${onYes}>Yes, revoke</button>
-    <button type="button" ref=${cancel} onClick=${onNo}>Cancel</button>
+  // The warning describes the group and both answers, so it is read with the button the focus lands on.
+  const warning = `revoke-warning-${prefix}`;
+  return html`<div class="confirm" role="group" aria-label=${`Confirm revoking ${name ?? prefix}`} aria-describedby=${warning} onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onNo()}>
+    <span id=${warning} class="key-name">Revoke${name ? html` “${name}”` : ' this key'}? Calls with it stop at once.${own ? ' It is the key this tab is signed in with: the tab signs out.' : ''}</span>
+    <button type="button" class="danger" disabled=${busy} onClick=${onYes} aria-describedby=${warning}>Yes, revoke</button>
+    <button type="button" ref=${cancel} onClick=${onNo} aria-describedby=${warning}>Cancel</button>
   </div>`;
 }
 
@@ -80,8 +96,8 @@ export function KeysPage(): VNode {
       setError(undefined);
       paged.reload();
     } catch (err) {
-      // The API's words name its own call; here the way to make room is the Revoke buttons below.
-      setError(err instanceof ApiError && err.code === 'key_limit_reached' ? new Error("This account has as many active keys as its plan allows: revoke one below to create another.") : err);
+      // The API's words name its own call and fields; here the way out is in the page's words.
+      setError(nameError(err));
     } finally {
       setBusy(false);
     }
@@ -107,24 +123,29 @@ export function KeysPage(): VNode {
     <form class="inline-form" onSubmit=${create}>
       <label for="key-name">Name of the new key (optional)</label>
       <div class="row">
-        <input id="key-name" maxlength="100" value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} />
+        <input id="key-name" maxlength=${NAME_MAX} value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} aria-describedby="key-name-help" />
         <button type="submit" disabled=${busy}>Create key</button>
       </div>
+      <p id="key-name-help" class="help" aria-live="polite">${
+        // The field stops at the limit (a longer paste is cut): said, rather than cut silently.
+        name.length >= NAME_MAX ? html`<strong>The name is at its limit of ${NAME_MAX} characters: anything longer was cut off.</strong>` : `At most ${NAME_MAX} characters.`
+      }</p>
     </form>
     ${created ? html`<${NewKeyBox} created=${created} onDone=${() => (setCreated(undefined), focusSoon('#key-name'))} />` : null}
-    <${ErrorNote} error=${error ?? paged.error} />
+    <${ErrorNote} error=${error} />
+    <${LoadFailed} error=${paged.error} busy=${paged.loading} retry=${paged.reload} keptFrom=${paged.keptFrom} what="The list of keys below is" />
     <${TableWrap} label="API keys" busy=${paged.loading}>
-      <table data-testid="keys">
+      <table data-testid="keys" class="stack">
         <caption tabindex="-1">Keys of this account, newest first</caption>
         <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="col-created">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
             (k) => html`<tr data-key-id=${k.id}>
-              <td class="key-name">${k.name ?? html`<span class="muted">(no name)</span>`}${isMine(k) ? html` <span class="badge">this session</span>` : null}</td>
-              <td class="mono">${k.prefix}…</td>
-              <td class="when col-created">${fmtTime(k.createdAt)}</td>
-              <td>${k.revokedAt ? `revoked ${fmtTime(k.revokedAt)}` : 'active'}</td>
-              <td>
+              <td class="key-name" data-label="Name">${k.name ?? html`<span class="muted">(no name)</span>`}${isMine(k) ? html` <span class="badge">this session</span>` : null}</td>
+              <td class="mono text" data-label="Prefix">${k.prefix}…</td>
+              <td class="when col-created" data-label="Created">${fmtTime(k.createdAt)}</td>
+              <td data-label="Status">${k.revokedAt ? `revoked ${fmtTime(k.revokedAt)}` : 'active'}</td>
+              <td class="actions">
                 ${k.revokedAt
                   ? null
                   : confirming === k.id

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, query, type Single } from '../api.js';
 import { colorIndex, LineChart } from '../chart.js';
 import { fmtNumber, fmtTime, isoLocal } from '../format.js';
-import { ErrorNote, TableWrap } from '../ui.js';
+import { LoadFailed, TableWrap } from '../ui.js';
 
 export interface Account {
   id: string;
@@ -55,18 +55,40 @@ export function windowOf(period: Period, now = new Date()): { from: string; to: 
   return { from: isoLocal(from), to: isoLocal(to), granularity: 'day' };
 }
 
-export function OverviewPage({ account, onAccount }: { account: Account; onAccount: (a: Account) => void }): VNode {
-  const [period, setPeriod] = useState<Period>('day');
-  const [summary, setSummary] = useState<Summary>();
-  const [error, setError] = useState<unknown>();
+/**
+ * Reads something once per `deps`. Only the answer for the current `deps` counts: one that arrives
+ * after they changed (a slow "Last month" after "Last day" was pressed) is dropped, and until the
+ * current one arrives nothing is shown as its answer.
+ */
+function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: unknown; busy: boolean; retry: () => void } {
+  const [tick, setTick] = useState(0);
+  const of = JSON.stringify(deps);
+  const want = `${of}|${tick}`;
+  const [got, setGot] = useState<{ key: string; of?: string; data?: T; error?: unknown }>({ key: '' });
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (data) => live && setGot({ key: want, of, data }),
+      (error: unknown) => live && setGot({ key: want, of, error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [want]);
+  const busy = got.key !== want;
+  // While the same thing is tried again, its failure stays (with its Try again button) until the answer.
+  const error = busy && got.of !== of ? undefined : got.error;
+  return { data: busy ? undefined : got.data, error, busy, retry: () => setTick((t) => t + 1) };
+}
 
-  useEffect(() => {
-    api<Single<Account>>('/api/v1/account').then((a) => onAccount(a.data), setError);
-  }, []);
-  useEffect(() => {
-    setSummary(undefined);
-    api<Single<Summary>>(`/api/v1/usage/summary${query(windowOf(period))}`).then((s) => (setSummary(s.data), setError(undefined)), setError);
-  }, [period]);
+export function OverviewPage({ account, accountAt, onAccount }: { account: Account; accountAt: Date; onAccount: (a: Account) => void }): VNode {
+  const [period, setPeriod] = useState<Period>('day');
+  // The account is read again on arrival (the balance moves); until that succeeds the cards show the
+  // one read earlier, marked as such when the read fails.
+  const fresh = useLoad(() => api<Single<Account>>('/api/v1/account').then((a) => (onAccount(a.data), a.data)), []);
+  const read = useLoad(() => api<Single<Summary>>(`/api/v1/usage/summary${query(windowOf(period))}`).then((s) => s.data), [period]);
+  const summary = read.data;
+  const error = read.error;
 
   const chart = useMemo(() => {
     if (!summary) return undefined;
@@ -78,6 +100,7 @@ export function OverviewPage({ account, onAccount }: { account: Account; onAccou
   }, [summary]);
 
   return html`<h1>Overview</h1>
+    <${LoadFailed} error=${fresh.error} busy=${fresh.busy} retry=${fresh.retry} keptFrom=${accountAt} what="The balance, plan and rate limit below are" />
     <section class="cards" aria-label="Account">
       <div class="card"><h2>Balance</h2><p class="big" data-testid="balance">${fmtNumber(account.balance)}</p><p class="help">credits</p></div>
       <div class="card"><h2>Plan</h2><p class="big" data-testid="plan">${account.planName ?? account.planId}</p><p class="help">plan id ${account.planId}</p></div>
@@ -88,7 +111,7 @@ export function OverviewPage({ account, onAccount }: { account: Account; onAccou
       <div class="segmented" role="group" aria-label="Period">
         ${PERIODS.map((p) => html`<button type="button" aria-pressed=${p.id === period} onClick=${() => setPeriod(p.id)}>${p.label}</button>`)}
       </div>
-      <${ErrorNote} error=${error} />
+      <${LoadFailed} error=${error} busy=${read.busy} retry=${read.retry} />
       ${!summary && !error ? html`<p role="status">Loading usage…</p>` : null}
       ${summary && chart
         ? html`<p class="help" role="status">${fmtNumber(summary.calls)} charged calls, ${fmtNumber(summary.credits)} credits, from ${fmtTime(summary.from)} up to ${fmtTime(summary.to)} (by ${summary.granularity}; free calls are not counted).</p>

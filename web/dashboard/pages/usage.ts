@@ -4,7 +4,8 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, query, type Page, type Single } from '../api.js';
 import { fmtNumber, fmtTime, isoLocal } from '../format.js';
-import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
+import { Pager, usePaged } from '../paged.js';
+import { LoadFailed, TableWrap } from '../ui.js';
 import type { Summary } from './overview.js';
 
 interface LedgerEntry {
@@ -28,6 +29,12 @@ export function UsagePage(): VNode {
     setEndpointState(v);
     history.replaceState(null, '', `#/usage${v ? `?${new URLSearchParams({ endpoint: v })}` : ''}`);
   };
+  // The URL leads: a link or the nav's "Usage" (a new hash, the page kept) sets the filter again.
+  useEffect(() => {
+    const follow = () => setEndpointState(endpointInUrl());
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
   const [endpoints, setEndpoints] = useState<string[]>([]);
   const paged = usePaged((cursor) => api<Page<LedgerEntry>>(`/api/v1/usage${query({ cursor, limit: 25, endpoint })}`), [endpoint]);
   // The endpoints charged in the last year name the filter's choices.
@@ -48,15 +55,15 @@ export function UsagePage(): VNode {
         ${(endpoint && !endpoints.includes(endpoint) ? [...endpoints, endpoint] : endpoints).map((e) => html`<option value=${e}>${e}</option>`)}
       </select>
     </div>
-    <${ErrorNote} error=${paged.error} />
+    <${LoadFailed} error=${paged.error} busy=${paged.loading} retry=${paged.reload} keptFrom=${paged.keptFrom} what="The ledger page below is" />
     <${TableWrap} label="Ledger" busy=${paged.loading}>
-      <table data-testid="ledger">
+      <table data-testid="ledger" class="stack">
         <caption>Ledger entries, newest first${endpoint ? ` (${endpoint} only)` : ''}</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint or note</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th><th scope="col">Request</th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
-            (r) => html`<tr><td class="when">${fmtTime(r.createdAt)}</td><td>${r.kind}</td><td>${r.endpoint ?? r.note ?? '—'}</td>
-              <td class="num">${r.amount > 0 ? '+' : ''}${fmtNumber(r.amount)}</td><td class="num">${fmtNumber(r.balanceAfter)}</td><td class="mono">${r.requestId ?? '—'}</td></tr>`,
+            (r) => html`<tr><td class="when" data-label="Time">${fmtTime(r.createdAt)}</td><td data-label="Kind">${r.kind}</td><td class="text" data-label="Endpoint or note">${r.endpoint || r.note?.trim() || '—'}</td>
+              <td class="num" data-label="Credits">${r.amount > 0 ? '+' : ''}${fmtNumber(r.amount)}</td><td class="num" data-label="Balance after">${fmtNumber(r.balanceAfter)}</td><td class="mono text" data-label="Request">${r.requestId ?? '—'}</td></tr>`,
           )}
         </tbody>
       </table>

@@ -2,10 +2,11 @@
 // each item's outcome shown as its batch completes); remove one.
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, query, sleep, type Page, type Single } from '../api.js';
 import { fmtTime } from '../format.js';
-import { ErrorNote, Pager, TableWrap, usePaged } from '../ui.js';
+import { Pager, usePaged } from '../paged.js';
+import { ErrorNote, LoadFailed, TableWrap } from '../ui.js';
 
 interface Entry {
   socialUserId: string;
@@ -86,6 +87,9 @@ export function WatchlistPage(): VNode {
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<unknown>();
   const [removing, setRemoving] = useState<string>();
+  // After a removal: what is said (a live region) and the row whose place the focus goes back to.
+  const [said, setSaid] = useState('');
+  const [refocus, setRefocus] = useState<{ row: number; page: number }>();
   const paged = usePaged((cursor) => api<Page<Entry>>(`/social/v1/bulk-export/watchlist${query({ cursor, limit: 20 })}`), []);
 
   const add = async (e: Event) => {
@@ -120,11 +124,15 @@ export function WatchlistPage(): VNode {
     paged.reload();
   };
 
-  const remove = async (entry: Entry) => {
+  const remove = async (entry: Entry, row: number) => {
+    if (removing !== undefined) return;
     setRemoving(entry.socialUserId);
+    setSaid('');
     try {
       const b = (await api<Single<Batch>>('/social/v1/bulk-export/watchlist/batch-remove', { method: 'POST', body: { socialUserIds: [entry.socialUserId] } })).data;
       await follow(b.batchId, () => undefined);
+      setSaid(`Stopped watching ${entry.username}.`);
+      setRefocus({ row, page: paged.pageNumber });
       paged.reload();
     } catch (err) {
       setError(err);
@@ -132,6 +140,17 @@ export function WatchlistPage(): VNode {
       setRemoving(undefined);
     }
   };
+
+  // Once the list is read again, the focus goes to the Remove button now in the removed row's place
+  // (the row before it when it was the last, on the page before when its page emptied; the list's
+  // heading when none is left), not to <body>.
+  useEffect(() => {
+    if (refocus === undefined || paged.loading) return;
+    setRefocus(undefined);
+    const buttons = document.querySelectorAll<HTMLElement>('[data-testid="watchlist"] tbody button');
+    const row = paged.pageNumber < refocus.page ? buttons.length - 1 : Math.min(refocus.row, buttons.length - 1);
+    (buttons[row] ?? document.getElementById('watched-title'))?.focus();
+  }, [refocus, paged.loading]);
 
   return html`<h1>Watchlist</h1>
     <form onSubmit=${add}>
@@ -155,23 +174,29 @@ export function WatchlistPage(): VNode {
                 <table>
                   <thead><tr><th scope="col">Username</th><th scope="col">Id</th><th scope="col">Outcome</th></tr></thead>
                   <tbody>${b.batch.items.map(
-                    (it) => html`<tr data-status=${it.status}><td class="username">${it.username ?? '—'}</td><td class="mono">${it.socialUserId ?? '—'}</td>
-                      <td>${OUTCOME[it.status] ?? it.status}${it.error ? `: ${it.error}` : ''}</td></tr>`,
+                    (it) => html`<tr data-status=${it.status}><td class="username">${it.username ?? '—'}</td><td class="mono text">${it.socialUserId ?? '—'}</td>
+                      <td class="text">${OUTCOME[it.status] ?? it.status}${it.error ? `: ${it.error}` : ''}</td></tr>`,
                   )}</tbody>
                 </table>
               <//>`
           : null}
       </section>`,
     )}
-    <h2>Watched accounts</h2>
-    <${ErrorNote} error=${paged.error} />
+    <h2 id="watched-title" tabindex="-1">Watched accounts</h2>
+    <p role="status" class="help">${said}</p>
+    <${LoadFailed} error=${paged.error} busy=${paged.loading} retry=${paged.reload} keptFrom=${paged.keptFrom} what="The list below is" />
     <${TableWrap} label="Watched accounts" busy=${paged.loading}>
-      <table data-testid="watchlist">
+      <table data-testid="watchlist" class="stack">
         <thead><tr><th scope="col">Username</th><th scope="col">Id</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
-            (w) => html`<tr><td class="username">${w.username}</td><td class="mono">${w.socialUserId}</td><td class="when">${fmtTime(w.addedAt)}</td>
-              <td><button type="button" disabled=${removing !== undefined} onClick=${() => remove(w)} aria-label=${`Stop watching ${w.username}`}>${removing === w.socialUserId ? 'Removing…' : 'Remove'}</button></td></tr>`,
+            (w, i) => html`<tr><td class="username" data-label="Username">${w.username}</td><td class="mono text" data-label="Id">${w.socialUserId}</td><td class="when" data-label="Added">${fmtTime(w.addedAt)}</td>
+              <td class="actions">${
+                // The button being pressed stays enabled (aria-disabled) so that it keeps the focus meanwhile.
+                removing === w.socialUserId
+                  ? html`<button type="button" aria-disabled="true" aria-label=${`Stop watching ${w.username}`}>Removing…</button>`
+                  : html`<button type="button" disabled=${removing !== undefined} onClick=${() => remove(w, i)} aria-label=${`Stop watching ${w.username}`}>Remove</button>`
+              }</td></tr>`,
           )}
         </tbody>
       </table>
