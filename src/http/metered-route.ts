@@ -128,6 +128,16 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         const text = typeof body === 'string' ? body : body.toString('utf8');
         await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, route.keptAnswer && reply.statusCode < 300 ? route.keptAnswer(text) : text);
       }
+      if (m.reservationId && request.method === 'GET' && reply.raw.destroyed) {
+        // The caller closed the connection while the read was under way: it cannot be answered 2xx,
+        // so it is not charged (a write keeps its charge: its key, batch or export exists). Counted
+        // as nginx's 499, client closed request; there is no one to send an answer to.
+        await undo(deps, request);
+        reply.code(499);
+        answered(deps, request, reply);
+        reply.hijack();
+        return;
+      }
       if (m.reservationId) {
         // The hold stays recorded until settled: if settling fails, undo releases it (a no-op if the
         // failed settle already let it go).
