@@ -42,11 +42,12 @@ for (const backend of backends()) {
 
     test('generate: dates must be ISO 8601 with an offset or Z', async () => {
       const end = '2025-06-01T10:00:00Z';
-      for (const bad of ['2025-06-01T00:00:00', '2025-06-01', 'yesterday', '2025-02-30T00:00:00Z', '2025-13-01T00:00:00Z', '2025-06-01T24:00:00Z', '2025-06-01 00:00:00Z', '']) {
+      for (const bad of ['2025-06-01T00:00:00', '2025-06-01', 'yesterday', '2025-02-30T00:00:00Z', '2025-13-01T00:00:00Z', '2025-06-01T24:00:00Z', '2025-06-01 00:00:00Z', '', ' ', '2025-06-01T00:00:00Z'.repeat(4)]) {
         const res = await gen({ startDate: bad, endDate: end });
-        if (bad === '') expectError(res, 400, 'invalid_request', 'body.startDate');
-        else expectError(res, 400, 'invalid_date_range', 'body.startDate');
+        // Empty and overlong strings too: no date, as the contract's invalid_date_range says.
+        expectError(res, 400, 'invalid_date_range', 'body.startDate');
       }
+      expectError(await gen({ startDate: '2025-06-01T00:00:00Z', endDate: '' }), 400, 'invalid_date_range', 'body.endDate');
       expectError(await gen({ startDate: '2025-06-01T00:00:00Z', endDate: '2025-06-01T10:00:00' }), 400, 'invalid_date_range', 'body.endDate');
     });
 
