@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * The account's API keys, revoked ones included, newest first (never the secrets).
-         * @description Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it). Paginated: pass nextCursor as ?cursor=.
+         * @description Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it); ?status=active or ?status=revoked keeps those only. Paginated: pass nextCursor as ?cursor= with the same status (a cursor of another status is invalid_cursor).
          *
          *     **Cost:** free (0 credits).
          */
@@ -2070,6 +2070,11 @@ export interface operations {
                  * @example 20
                  */
                 limit?: number;
+                /**
+                 * @description only the active keys, or only the revoked ones; leave out for all of them
+                 * @example active
+                 */
+                status?: "active" | "revoked";
             };
             header?: never;
             path?: never;

@@ -68,8 +68,12 @@ export interface KeyPosition {
 }
 
 /** Newest first, keyset on (created_at, id); `limit + 1` rows (the extra one says a next page exists). */
-export async function keysPage(db: Kysely<Database>, accountId: string, limit: number, before?: KeyPosition): Promise<ApiKeyView[]> {
+/** Which of an account's keys a page lists: all of them, or only the active or the revoked ones. */
+export type KeyStatus = 'active' | 'revoked';
+
+export async function keysPage(db: Kysely<Database>, accountId: string, limit: number, before?: KeyPosition, status?: KeyStatus): Promise<ApiKeyView[]> {
   let q = db.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at', 'revoked_at']).where('account_id', '=', accountId);
+  if (status) q = q.where('revoked_at', status === 'active' ? 'is' : 'is not', null);
   if (before) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   return rows.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.created_at, revokedAt: r.revoked_at }));

@@ -71,6 +71,39 @@ for (const backend of backends()) {
       assert.equal(still.statusCode, 200);
     });
 
+    test('?status=active or revoked lists those keys only, page by page; a cursor of another status is refused', async () => {
+      const b = await h.account({ credits: 0 });
+      const headers = { 'x-api-key': b.apiKey };
+      const made: string[] = [];
+      for (const name of ['one', 'two', 'three']) made.push(json<{ data: { id: string } }>(await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name } })).data.id);
+      assert.equal((await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${made[1]}`, headers })).statusCode, 200);
+      type Page = { items: Array<{ id: string; revokedAt: string | null }>; nextCursor: string | null };
+      const walk = async (query: string): Promise<string[]> => {
+        const ids: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const res: { statusCode: number; body: string } = await h.app.inject({ url: `/api/v1/api-keys?limit=1${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers });
+          assert.equal(res.statusCode, 200, res.body);
+          const page = json<Page>(res);
+          ids.push(...page.items.map((k) => k.id));
+          cursor = page.nextCursor;
+        } while (cursor);
+        return ids;
+      };
+      // Newest first; the account's first key (the harness's) is active too.
+      assert.deepEqual(await walk('&status=active'), [made[2], made[0], b.keyId]);
+      assert.deepEqual(await walk('&status=revoked'), [made[1]]);
+      assert.deepEqual(await walk(''), [made[2], made[1], made[0], b.keyId]);
+      const first = json<Page>(await h.app.inject({ url: '/api/v1/api-keys?limit=1&status=active', headers }));
+      const other = await h.app.inject({ url: `/api/v1/api-keys?limit=1&status=revoked&cursor=${encodeURIComponent(first.nextCursor!)}`, headers });
+      assert.equal(other.statusCode, 400);
+      assert.equal(errorOf(other).code, 'invalid_cursor');
+      const bad = await h.app.inject({ url: '/api/v1/api-keys?status=expired', headers });
+      assert.equal(bad.statusCode, 400);
+      assert.equal(errorOf(bad).code, 'invalid_request');
+      assert.deepEqual((errorOf(bad).details as { fields: Array<{ field: string }> }).fields.map((f) => f.field), ['querystring.status']);
+    });
+
     test('api-keys body validation: wrong type, unknown field, malformed JSON, wrong content type, too large', async () => {
       const headers = { 'x-api-key': a.apiKey };
       const wrongType = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 5 } });

@@ -109,6 +109,14 @@ describe('sdg-client', () => {
     assert.equal(revoked.stdout.trim(), `revoked ${key.id}`);
     const withRevoked = await cli(['balance'], { ...env, SDG_API_KEY: key.key });
     assert.equal(withRevoked.code, exitCodes.auth);
+    // --status keeps one kind; anything else is a usage error before any call.
+    const [active, gone, wrong] = await Promise.all([cli(['keys', 'list', '--status', 'active', '--json'], env), cli(['keys', 'list', '--status', 'revoked', '--json'], env), cli(['keys', 'list', '--status', 'old'], env)]);
+    assert.ok(jsonLines(active.stdout).length > 0);
+    assert.ok(jsonLines(active.stdout).every((k) => k.revokedAt === null && k.id !== key.id));
+    assert.ok(jsonLines(gone.stdout).some((k) => k.id === key.id));
+    assert.ok(jsonLines(gone.stdout).every((k) => k.revokedAt !== null));
+    assert.equal(wrong.code, exitCodes.usage, wrong.stderr);
+    assert.match(wrong.stderr, /--status is active or revoked/);
   });
 
   test('watchlist add from files in batches of 100, list, remove; crawl status; export downloaded and verified', async () => {

@@ -83,10 +83,12 @@ export function registerAccountCommands(program: Command): void {
   keys
     .command('list', { isDefault: true })
     .description('the keys, never their secrets (JSON Lines with --json, as every list)')
-    .action(async (_flags: object, cmd: Command) => {
+    .option('--status <status>', 'active or revoked: those keys only')
+    .action(async (flags: { status?: string }, cmd: Command) => {
+      if (flags.status !== undefined && flags.status !== 'active' && flags.status !== 'revoked') throw usageError('--status is active or revoked.');
       const ctx = await contextOf(cmd);
       const lines = new Lines();
-      for await (const k of ctx.client.keys()) {
+      for await (const k of ctx.client.keys(flags.status ? { status: flags.status } : {})) {
         if (ctx.out.json) await lines.write(k);
         else say(`${k.id}\t${k.prefix}…\t${k.name ?? ''}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}\n`);
       }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { keysPage, revokeKey, type KeyPosition } from '../../accounts/accounts-repo.js';
+import { keysPage, revokeKey, type KeyPosition, type KeyStatus } from '../../accounts/accounts-repo.js';
 import { createKeyWithinLimit, keyLimitOf } from '../../accounts/key-limit.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
@@ -26,6 +26,16 @@ export const ApiKeyView = Type.Object({
 const CreateBody = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: LABEL_PATTERN, description: 'a label of your choice, to tell keys apart: not blank, no control or text-direction characters' })) },
   { additionalProperties: false, examples: [{ name: 'ci' }] },
+);
+
+const KeysQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('revoked')], { description: 'only the active keys, or only the revoked ones; leave out for all of them', examples: ['active'] }),
+    ),
+  },
+  { additionalProperties: false },
 );
 
 function withoutSecret(body: string): string {
@@ -65,8 +75,9 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
         operationId: 'listApiKeys',
         tags: ['account'],
         summary: "The account's API keys, revoked ones included, newest first (never the secrets).",
-        description: 'Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it). Paginated: pass nextCursor as ?cursor=.',
-        querystring: PageQuery,
+        description:
+          'Every key of the account, active and revoked, with its id, label and prefix (the first characters of the secret, to recognise it); ?status=active or ?status=revoked keeps those only. Paginated: pass nextCursor as ?cursor= with the same status (a cursor of another status is invalid_cursor).',
+        querystring: KeysQuery,
         response: { 200: paginated(ApiKeyView, 'One page of the account’s keys.') },
       },
       config: { errors: ['invalid_cursor'] },
@@ -74,9 +85,11 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
     async (request) => {
       const accountId = request.auth!.accountId;
       const limit = request.query.limit ?? 20;
-      const list = `api-keys:${accountId}`;
+      const status: KeyStatus | undefined = request.query.status;
+      // A cursor belongs to its filter: one of another status would skip or repeat keys.
+      const list = status === undefined ? `api-keys:${accountId}` : `api-keys:${accountId}:${status}`;
       const before = request.query.cursor ? deps.cursors.decode<KeyPosition>(list, request.query.cursor) : undefined;
-      const rows = await keysPage(deps.store.db, accountId, limit, before && { createdAt: String(before.createdAt), id: String(before.id) });
+      const rows = await keysPage(deps.store.db, accountId, limit, before && { createdAt: String(before.createdAt), id: String(before.id) }, status);
       return keysetPage(request, deps.cursors, list, rows, limit, (k) => k, (k) => ({ createdAt: k.createdAt, id: k.id }) satisfies KeyPosition);
     },
   );
