@@ -10,6 +10,7 @@ import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
 import { DEFAULT_POOL_SIZE } from './pool-size.js';
 import { StorageOutage } from './storage-outage.js';
+import { selectOneProbe, StallGuard } from './stall-guard.js';
 import { TransactionalDdlSqliteDialect } from './sqlite-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -94,8 +95,12 @@ async function probeWrite(db: Kysely<Database>): Promise<void> {
 }
 
 function openPostgres(databaseUrl: string, poolSize: number | undefined): Store {
-  const { Pool } = loadPg();
-  const pool = withPreparedStatements(new Pool({ connectionString: databaseUrl, max: poolSize ?? DEFAULT_POOL_SIZE }));
+  const { Pool, Client } = loadPg();
+  // A partition leaves statements and new connections without an answer and without an error:
+  // stall-guard.ts closes stalled connections once the server cannot be reached, and a connection
+  // not made in CONNECT_TIMEOUT_MS fails (pg waits for ever by default). Either is a 503.
+  const guard = new StallGuard(selectOneProbe(Client, databaseUrl));
+  const pool = withPreparedStatements(guard.watch(new Pool({ connectionString: databaseUrl, max: poolSize ?? DEFAULT_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // The metering's group charge runs on sessions of its own that always use a prepared statement's
   // generic plan. Left to Postgres's choice, that statement (its parameters are arrays) was planned
@@ -105,7 +110,7 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   // an index (test/scale/charge-plan.test.ts). Only that statement: others, such as a lookup by
   // lease owner, are better planned for the value at hand. Connections are opened on first use, so
   // a store that never charges (the command line, a worker) opens none.
-  const chargePool = withPreparedStatements(genericPlans(new Pool({ connectionString: databaseUrl, max: CHARGE_POOL_SIZE })));
+  const chargePool = withPreparedStatements(genericPlans(guard.watch(new Pool({ connectionString: databaseUrl, max: CHARGE_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS }))));
   const chargeDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: chargePool }) });
   // An idle client's error is emitted by its pool, and an 'error' event nobody listens to would
   // end the process: every API process at once when Postgres restarts. Until the server sets a
@@ -130,11 +135,15 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
       lost = handler;
     },
     close: async () => {
+      guard.close();
       await chargeDb.destroy();
       await db.destroy();
     },
   };
 }
+
+/** How long a new Postgres connection may take (connect, TLS, authentication). */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The embedded store's file in DATA_DIR. */
 export const SQLITE_FILE = 'gateway.sqlite';

@@ -1,0 +1,110 @@
+// Postgres cut off by a network partition (helpers/tcp-partition.ts: silence, no reset). Before,
+// a statement sent into it, and a connection opened meanwhile, waited for as long as it lasted: keyed
+// calls, /readyz and jobs hung. Now (src/db/stall-guard.ts) each fails within seconds as the store
+// unavailable (a 503), a charge is not charged, and everything works again once it heals; a slow
+// statement on a server that answers is left alone. Needs TEST_DATABASE_URL (skipped without).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { createAccount } from '../../src/accounts/accounts-repo.js';
+import { getBalance, grant, ledgerSum } from '../../src/credits/credits-repo.js';
+import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
+import { CONNECT_TIMEOUT_MS, openStore, type Store } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { PROBE_TIMEOUT_MS, STALL_MS } from '../../src/db/stall-guard.js';
+import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
+import { createTestStore, type TestStore } from '../helpers/backends.js';
+import { TcpPartition } from '../helpers/tcp-partition.js';
+
+const pg = process.env.TEST_DATABASE_URL;
+/** Stalled for STALL_MS, found at the next check (each second), then the probe's own wait, and some slack. */
+const CUT_WITHIN_MS = STALL_MS + 1_000 + PROBE_TIMEOUT_MS + 2_000;
+
+/** Resolves with the time `p` took to reject as the store unavailable. */
+async function failsUnavailable(p: Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(isStoreUnavailable(e), `not taken for the store unavailable: ${String(e)}`);
+    return true;
+  });
+  return performance.now() - t0;
+}
+
+describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => {
+  let ts: TestStore;
+  let proxy: TcpPartition;
+  let url: string;
+  const opened: Store[] = [];
+  const through = () => {
+    const s = openStore({ databaseUrl: url, dataDir: ts.dataDir });
+    opened.push(s);
+    return s;
+  };
+
+  before(async () => {
+    ts = await createTestStore('postgres');
+    await migrateToLatest(ts.store);
+    const u = new URL(ts.env.DATABASE_URL!);
+    proxy = new TcpPartition({ host: u.hostname, port: Number(u.port || 5432) });
+    await proxy.start();
+    u.host = `127.0.0.1:${proxy.port}`;
+    url = u.toString();
+  });
+  after(async () => {
+    proxy.heal();
+    for (const s of opened) await s.close().catch(() => undefined);
+    await proxy.close();
+    await ts.dispose();
+  });
+
+  test('a statement on an open connection and a connection opened meanwhile fail as the store unavailable within seconds; after the heal both work', { timeout: 60_000 }, async () => {
+    const store = through();
+    await sql`select 1`.execute(store.db);
+    proxy.partition();
+    try {
+      const [sent, connecting] = await Promise.all([failsUnavailable(sql`select 1`.execute(store.db)), failsUnavailable(sql`select 1`.execute(through().db))]);
+      assert.ok(sent < CUT_WITHIN_MS, `the statement failed after ${Math.round(sent)} ms`);
+      assert.ok(connecting < CONNECT_TIMEOUT_MS + 2_000, `the connection failed after ${Math.round(connecting)} ms`);
+    } finally {
+      proxy.heal();
+    }
+    assert.equal((await sql<{ n: number }>`select 2 as n`.execute(store.db)).rows[0]!.n, 2);
+  });
+
+  test('a charge sent into the partition is answered uncharged; after the heal the next is charged, and the ledger is exact', { timeout: 60_000 }, async () => {
+    const { accountId } = await createAccount(ts.store.db, { name: 'cut', planId: 'free' });
+    await grant(ts.store.db, accountId, 1_000, 't');
+    const store = through();
+    const meter = new PostgresMeterStore(store.db, { leaseSeconds: 30 }, store.chargeDb);
+    try {
+      const held = await meter.reserve(accountId, 100);
+      assert.ok(held.ok);
+      proxy.partition();
+      try {
+        const took = await failsUnavailable(meter.settle(held.reservationId, { requestId: 'req_cut_1', keyId: null, endpoint: 'e' }));
+        // The group's outcome is then looked for (lost-answers.ts) on a statement that stalls in turn.
+        assert.ok(took < 2 * CUT_WITHIN_MS, `the charge failed after ${Math.round(took)} ms`);
+      } finally {
+        proxy.heal();
+      }
+      const next = await meter.reserve(accountId, 100);
+      assert.ok(next.ok);
+      assert.ok(await meter.settle(next.reservationId, { requestId: 'req_cut_2', keyId: null, endpoint: 'e' }));
+    } finally {
+      await meter.close();
+    }
+    assert.deepEqual(await getBalance(ts.store.db, accountId), { balance: 900, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, accountId), 900);
+    const charged = (await ts.store.db.selectFrom('ledger_entries').select('request_id').where('account_id', '=', accountId).where('kind', '=', 'charge').execute()).map((e) => e.request_id);
+    assert.deepEqual(charged, ['req_cut_2']);
+  });
+
+  test('a statement slower than the stall on a server that answers is left to finish', { timeout: 60_000 }, async () => {
+    const store = through();
+    const seconds = (STALL_MS + PROBE_TIMEOUT_MS) / 1000 + 1;
+    const t0 = performance.now();
+    const r = await sql<{ n: number }>`select 1 as n from pg_sleep(${seconds})`.execute(store.db);
+    assert.equal(r.rows[0]!.n, 1);
+    assert.ok(performance.now() - t0 >= seconds * 1000 - 100, 'it did sleep');
+  });
+});
