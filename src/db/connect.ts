@@ -11,6 +11,7 @@ import { GroupCommit, type GroupOptions } from './group-commit.js';
 import { DEFAULT_POOL_SIZE } from './pool-size.js';
 import { StorageOutage } from './storage-outage.js';
 import { selectOneProbe, StallGuard } from './stall-guard.js';
+import { watchStoreFile } from './store-file-watch.js';
 import { TransactionalDdlSqliteDialect } from './sqlite-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -39,6 +40,8 @@ export interface Store {
   sqlitePageSize?: number;
   /** SQLite: tells the store that `rows` rows of a bulk ingest were written (see busy-writer.ts). */
   noteBulkRows?: (rows: number) => void;
+  /** SQLite: the error every keyed call fails with once the store's file was removed or replaced (store-file-watch.ts). */
+  fileGone?: () => Error | undefined;
   /** Reports an outage of this store once, with its cause and its end (storage-outage.ts); absent on test fakes. */
   outage?: StorageOutage;
   /** Closes connections; the store is unusable afterwards. */
@@ -72,7 +75,15 @@ export const DEFAULT_SQLITE_PAGE_SIZE = 8_192;
 export function openStore(opts: StoreOptions): Store {
   const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize) : openSqlite(opts);
   const sqlite = store.sqlite;
-  const outage = new StorageOutage(sqlite ? async () => probeSqliteWrite(sqlite) : () => probeWrite(store.db));
+  const outage = new StorageOutage(
+    sqlite
+      ? async () => {
+          const gone = store.fileGone?.();
+          if (gone) throw gone;
+          probeSqliteWrite(sqlite);
+        }
+      : () => probeWrite(store.db),
+  );
   const close = store.close;
   return {
     ...store,
@@ -181,13 +192,15 @@ function openSqlite(opts: StoreOptions): Store {
   // Once this connection writes fast, checkpoints move to a worker and the page cache grows (see busy-writer.ts).
   const group = new GroupCommit(sqlite);
   const busy = file === ':memory:' ? undefined : new BusyWriter(sqlite, path, { holdWrites: (scope) => group.hold(scope) });
+  const watch = file === ':memory:' ? undefined : watchStoreFile(path);
   const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(sqlite) }) });
   const close = async () => {
+    watch?.close();
     // The worker's connection first: the last connection to close checkpoints and removes the WAL.
     await busy?.close();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', sqlite, sqlitePageSize, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), close };
+  return { db, dialect: 'sqlite', sqlite, sqlitePageSize, grouped: (fn, opts) => group.run(fn, opts), ...(busy ? { noteBulkRows: (rows: number) => busy.noteBulkRows(rows) } : {}), ...(watch ? { fileGone: watch.gone } : {}), close };
 }
 
 /**

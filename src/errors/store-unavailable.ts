@@ -12,6 +12,9 @@ const SQLITE = /^SQLITE_(BUSY|FULL|IOERR|READONLY)(_|$)/;
 // The socket errors pg passes through when it cannot reach the server.
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** The code of the error the embedded store's calls fail with once its file was removed or replaced (db/store-file-watch.ts). */
+export const STORE_FILE_GONE = 'STORE_FILE_REMOVED';
+
 /** Set on the errors of the S3 object store's client: its network errors are not the database's. */
 const OBJECT_STORE = Symbol.for('sdg.objectStoreError');
 
@@ -30,6 +33,8 @@ export function isStoreUnavailable(err: unknown): boolean {
   if (typeof e.code === 'string') {
     if (e.code.startsWith('08') || POSTGRES.has(e.code) || NETWORK.has(e.code)) return true;
     if (SQLITE.test(e.code)) return true;
+    // The embedded store's file removed or replaced under the server (db/store-file-watch.ts).
+    if (e.code === STORE_FILE_GONE) return true;
   }
   // pg's own messages for a connection that ended or could not be had (no code).
   return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message);

@@ -8,7 +8,9 @@ import { IpGuard } from '../ratelimit/ip-guard.js';
 import { countText } from './count-text.js';
 
 /** onRequest of every keyed route (callback style: no promise when the key is known at once, see KeyResolver.known). */
-export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyResolver) {
+export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, keys: KeyResolver) {
+  // The embedded store's file removed or replaced: every keyed call is a 503 (store-file-watch.ts).
+  const fileGone = deps.store.fileGone;
   const plans = new Map(deps.config.plans.map((p) => [p.id, p.rateLimitPerMinute]));
   const ipGuard = new IpGuard(deps.rateLimiter, deps.config.authFailuresPerMinute);
   // A failed authentication counts against the caller's address (see ip-guard.ts).
@@ -31,6 +33,8 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter'>, keys: KeyRe
   };
 
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    const gone = fileGone?.();
+    if (gone) return done(gone);
     try {
       // x-request-id goes out with the rate-limit headers, or with the error envelope.
       const raw = request.headers['x-api-key'];

@@ -72,7 +72,15 @@ export class JobRunner {
      * `outage`: the store's outage report, which takes failures that mean the store cannot be reached.
      * `stats`: where each job's outcome and time are counted (the process's /metrics).
      */
-    private readonly opts: { pollMs: number; owner: string; log: Log; outage?: StorageOutage | undefined; stats?: JobStats | undefined },
+    private readonly opts: {
+      pollMs: number;
+      owner: string;
+      log: Log;
+      outage?: StorageOutage | undefined;
+      stats?: JobStats | undefined;
+      /** An error while nothing may be run: the embedded store's file is gone (db/store-file-watch.ts). */
+      gate?: (() => Error | undefined) | undefined;
+    },
   ) {
     for (const k of kinds) {
       this.running.set(k.name, new Set());
@@ -123,6 +131,8 @@ export class JobRunner {
   }
 
   private async tick(): Promise<void> {
+    const closed = this.opts.gate?.();
+    if (closed) return this.failed(closed, () => undefined);
     for (const task of this.tasks) {
       if (this.stopped) return;
       try {

@@ -36,7 +36,7 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
   const log: Log = opts.log ?? pino({ level: deps.config.logLevel });
   const owner = newWorkerId();
   const runners: JobRunner[] = [];
-  const runnerOpts = { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage, stats: deps.jobStats };
+  const runnerOpts = { pollMs: deps.config.jobs.pollMs, owner, log, outage: deps.store.outage, stats: deps.jobStats, gate: deps.store.fileGone };
   if (roles.includes('worker')) {
     runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], runnerOpts));
   }
