@@ -77,6 +77,9 @@ export interface InvalidRequestDetails {
 /** The details each code documents (the OpenAPI document's, and those the gateway's messages name). */
 export interface DetailsByCode {
   invalid_request: InvalidRequestDetails;
+  invalid_date_range: InvalidRequestDetails;
+  /** `field` ('cursor') is the older form of `fields`, kept for callers that read it. */
+  invalid_cursor: InvalidRequestDetails & { field?: string };
   insufficient_credits: Schemas['InsufficientCreditsDetails'];
   rate_limited: Schemas['RateLimitedDetails'];
   export_not_ready: Schemas['ExportNotReadyDetails'];

@@ -34,5 +34,5 @@ function sign(secret: string, list: string, body: string): string {
 
 /** The answer to a cursor that was not issued for the list it is given to (also when its signed position names something else). */
 export function invalidCursor(): AppError {
-  return new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor' });
+  return new AppError('invalid_cursor', 'The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor', fields: [{ field: 'querystring.cursor', message: 'was not issued by this service for this list' }] });
 }

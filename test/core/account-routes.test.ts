@@ -98,6 +98,8 @@ for (const backend of backends()) {
       const other = await h.app.inject({ url: `/api/v1/api-keys?limit=1&status=revoked&cursor=${encodeURIComponent(first.nextCursor!)}`, headers });
       assert.equal(other.statusCode, 400);
       assert.equal(errorOf(other).code, 'invalid_cursor');
+      // Named as every other 400 names its field.
+      assert.deepEqual((errorOf(other).details as { fields: Array<{ field: string }> }).fields.map((f) => f.field), ['querystring.cursor']);
       const bad = await h.app.inject({ url: '/api/v1/api-keys?status=expired', headers });
       assert.equal(bad.statusCode, 400);
       assert.equal(errorOf(bad).code, 'invalid_request');

@@ -237,7 +237,7 @@ export function answerExample(operationId: unknown, schemaExample: unknown): unk
 
 const errorMessages: Record<ErrorCode, [message: string, details?: Json]> = {
   invalid_request: ['query.limit must be <= 100.', { fields: [{ field: 'query.limit', message: 'must be <= 100' }] }],
-  invalid_cursor: ['The cursor is not valid for this list; start again without one.'],
+  invalid_cursor: ['The cursor was not issued by this service for this list; start again without a cursor.', { field: 'cursor', fields: [{ field: 'querystring.cursor', message: 'was not issued by this service for this list' }] }],
   invalid_date_range: ['endDate must be after startDate, at most 24 hours later.'],
   missing_api_key: ['Send your API key in the X-API-Key header.'],
   invalid_api_key: ['The API key is not valid: it is unknown, malformed or revoked.'],

@@ -27,7 +27,7 @@ export function timelineRead(cursors: CursorCodec, list: string, cursor: string 
     throw new AppError(
       'invalid_cursor',
       'The cursor belongs to a list read with other filters (startTime, endTime, sinceId, untilId); send the filters it was issued with, or none, or start again without a cursor.',
-      { field: 'cursor', cursorFilters: filterText(carried) },
+      { field: 'cursor', fields: [{ field: 'querystring.cursor', message: 'belongs to a list read with other filters' }], cursorFilters: filterText(carried) },
     );
   }
   return { after: pos.p, filters: carried };
