@@ -294,7 +294,8 @@ keys
         if (!(err instanceof AppError)) throw err;
         throw new CliError(err.message.replace('(DELETE /api/v1/api-keys/{id})', '(sdg keys revoke KEY_ID)'));
       }
-      print(!!o.json, { keyId: k.id, apiKey: k.key, prefix: k.prefix, name: k.name, createdAt: k.createdAt }, `key ${k.id} for ${accountId}\nAPI key (shown once): ${k.key}`);
+      // `id` as `keys list` and the API name it; `keyId` kept for scripts written against it.
+      print(!!o.json, { id: k.id, keyId: k.id, apiKey: k.key, prefix: k.prefix, name: k.name, createdAt: k.createdAt }, `key ${k.id} for ${accountId}\nAPI key (shown once): ${k.key}`);
     }),
   );
 keys
@@ -309,7 +310,7 @@ keys
       if (!before || !k) throw new CliError(`No API key ${keyId}.`);
       // Revoking twice changes nothing, and says so rather than claiming it did it now.
       const already = before.revoked_at !== null;
-      print(!!o.json, { keyId: k.id, revokedAt: k.revokedAt, alreadyRevoked: already }, already ? `${k.id} was already revoked at ${k.revokedAt}` : `revoked ${k.id}`);
+      print(!!o.json, { id: k.id, keyId: k.id, revokedAt: k.revokedAt, alreadyRevoked: already }, already ? `${k.id} was already revoked at ${k.revokedAt}` : `revoked ${k.id}`);
     }),
   );
 keys

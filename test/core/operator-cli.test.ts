@@ -154,8 +154,9 @@ for (const backend of backends()) {
     test('keys create and keys list; the plan caps keys', async () => {
       const c = await runSdg(['keys', 'create', accountId, '--name', 'ci', '--json'], ts.env);
       assert.equal(c.code, 0, c.stderr);
-      const k = JSON.parse(c.stdout) as { keyId: string; apiKey: string; prefix: string };
+      const k = JSON.parse(c.stdout) as { id: string; keyId: string; apiKey: string; prefix: string };
       assert.match(k.apiKey, /^sdg_live_/);
+      assert.equal(k.id, k.keyId, 'named id, as keys list names it');
       const l = await runSdg(['keys', 'list', accountId, '--json'], ts.env);
       const list = JSON.parse(l.stdout) as Array<{ id: string; name: string; key?: string }>;
       assert.equal(list.length, 2);
