@@ -394,10 +394,15 @@ try {
 } catch (err) {
   // Commander has printed its message (or the help, exit code 0) already.
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
-  if (err instanceof ConfigError || err instanceof CliError) {
-    process.stderr.write(`sdg: ${err.message}\n`);
-    process.exit(2);
-  }
+  // Under --json a failure is one JSON object on stderr, as sdg-client writes it, so a script reads
+  // it the way it reads the answer (commander's own usage errors stay as it prints them).
+  const asJson = process.argv.slice(2).includes('--json');
+  const fail = (code: string, message: string, exitCode: number): never => {
+    process.stderr.write(asJson ? `${JSON.stringify({ error: { code, message }, exitCode })}\n` : `sdg: ${message}\n`);
+    process.exit(exitCode);
+  };
+  if (err instanceof ConfigError) fail('config', err.message, 2);
+  if (err instanceof CliError) fail('refused', err.message, 2);
   let config: Config | undefined;
   try {
     config = loadConfig();
@@ -405,9 +410,6 @@ try {
     config = undefined;
   }
   const explained = explainStartupError(err, config);
-  if (explained) {
-    process.stderr.write(`sdg: ${explained}\n`);
-    process.exit(1);
-  }
+  if (explained) fail('startup', explained, 1);
   throw err;
 }

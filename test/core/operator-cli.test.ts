@@ -175,6 +175,10 @@ for (const backend of backends()) {
       const none = await runSdg(['keys', 'list', 'acc_nobody'], ts.env);
       assert.equal(none.code, 2);
       assert.match(none.stderr, /No account acc_nobody/);
+      // Under --json the failure is JSON too, on stderr.
+      const noneJson = await runSdg(['keys', 'list', 'acc_nobody', '--json'], ts.env);
+      assert.equal(noneJson.code, 2);
+      assert.deepEqual(JSON.parse(noneJson.stderr), { error: { code: 'refused', message: 'No account acc_nobody.' }, exitCode: 2 });
     });
 
     test('usage shows the ledger with opaque ids and the balance', async () => {
