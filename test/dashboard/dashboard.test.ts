@@ -204,6 +204,25 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     await other.close();
   });
 
+  test('Show picks all, the active or the revoked keys (the API\'s ?status=)', async () => {
+    await go('Keys', 'keys');
+    const keys = page.getByTestId('keys');
+    // The key revoked above, and the one this tab is signed in with.
+    await keys.locator('tr', { hasText: HTML_NAME }).getByText(/^revoked/).waitFor();
+    await page.getByLabel('Show').selectOption('active');
+    await keys.locator('caption', { hasText: '(active only)' }).waitFor();
+    await keys.getByText('this session').waitFor();
+    assert.equal(await keys.locator('tr', { hasText: HTML_NAME }).count(), 0);
+    assert.equal(await keys.locator('tbody tr', { hasText: /revoked/ }).count(), 0);
+    await page.getByLabel('Show').selectOption('revoked');
+    await keys.locator('caption', { hasText: '(revoked only)' }).waitFor();
+    await keys.locator('tr', { hasText: HTML_NAME }).waitFor();
+    assert.equal(await keys.getByText('this session').count(), 0);
+    assert.equal(await keys.locator('tbody tr', { hasText: /active/ }).count(), 0);
+    await page.getByLabel('Show').selectOption('');
+    await keys.getByText('this session').waitFor();
+  });
+
   test('a long name wraps; a key that cannot be checked on reload is kept with a retry; revoking the tab\'s own key warns and signs out', async () => {
     const long = 'W'.repeat(100);
     const made = await g.call('/api/v1/api-keys', { method: 'POST', body: { name: long } });

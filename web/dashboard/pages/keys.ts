@@ -31,7 +31,11 @@ function nameError(err: unknown): unknown {
   return err;
 }
 
-const loadKeys = (cursor: string | undefined) => api<Page<KeyView>>(`/api/v1/api-keys${query({ cursor, limit: 20 })}`);
+/** Which keys the table shows: all, or only the active or the revoked ones (the API's ?status=). */
+type Shown = '' | 'active' | 'revoked';
+const SHOWN_WORDS: Record<Shown, string> = { '': '', active: ' (active only)', revoked: ' (revoked only)' };
+
+const loadKeys = (cursor: string | undefined, status: Shown) => api<Page<KeyView>>(`/api/v1/api-keys${query({ cursor, limit: 20, status: status || undefined })}`);
 
 function NewKeyBox({ created, onDone }: { created: NewKey; onDone: () => void }): VNode {
   const [copied, setCopied] = useState<string>();
@@ -82,7 +86,8 @@ export function KeysPage(): VNode {
   const [error, setError] = useState<unknown>();
   const [confirming, setConfirming] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const paged = usePaged(loadKeys, []);
+  const [shown, setShown] = useState<Shown>('');
+  const paged = usePaged((cursor) => loadKeys(cursor, shown), [shown]);
   const mine = session.key() ?? '';
   const isMine = (k: KeyView) => mine.startsWith(k.prefix) && !k.revokedAt;
 
@@ -133,10 +138,18 @@ export function KeysPage(): VNode {
     </form>
     ${created ? html`<${NewKeyBox} created=${created} onDone=${() => (setCreated(undefined), focusSoon('#key-name'))} />` : null}
     <${ErrorNote} error=${error} />
+    <div class="filters">
+      <label for="keys-shown">Show</label>
+      <select id="keys-shown" value=${shown} onChange=${(e: Event) => setShown((e.target as HTMLSelectElement).value as Shown)}>
+        <option value="">All keys</option>
+        <option value="active">Active keys</option>
+        <option value="revoked">Revoked keys</option>
+      </select>
+    </div>
     <${LoadFailed} error=${paged.error} busy=${paged.loading} retry=${paged.reload} keptFrom=${paged.keptFrom} what="The list of keys below is" />
     <${TableWrap} label="API keys" busy=${paged.loading}>
       <table data-testid="keys" class="stack">
-        <caption tabindex="-1">Keys of this account, newest first</caption>
+        <caption tabindex="-1">Keys of this account, newest first${SHOWN_WORDS[shown]}</caption>
         <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="col-created">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
         <tbody>
           ${(paged.page?.items ?? []).map(
