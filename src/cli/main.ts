@@ -322,7 +322,8 @@ keys
     withStore(async (store) => {
       if (!(await getAccount(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
       const r = await revokeAllKeys(store.db, accountId);
-      print(!!o.json, { accountId, revoked: r.ids, revokedAt: r.revokedAt }, r.ids.length === 0 ? `${accountId} had no active key` : `revoked ${r.ids.length} key(s) of ${accountId}: ${r.ids.join(', ')}`);
+      // Nothing revoked: no time of revocation to give.
+      print(!!o.json, { accountId, revoked: r.ids, revokedAt: r.ids.length === 0 ? null : r.revokedAt }, r.ids.length === 0 ? `${accountId} had no active key` : `revoked ${r.ids.length} key(s) of ${accountId}: ${r.ids.join(', ')}`);
     }),
   );
 

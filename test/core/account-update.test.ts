@@ -73,6 +73,8 @@ for (const backend of backends()) {
       assert.equal((await call(other.apiKey)).statusCode, 200, "another account's key still works");
       const again = await runSdg(['keys', 'revoke-all', a.accountId], h.testStore.env);
       assert.match(again.stdout, /had no active key/);
+      const againJson = JSON.parse((await runSdg(['keys', 'revoke-all', a.accountId, '--json'], h.testStore.env)).stdout) as { revoked: string[]; revokedAt: string | null };
+      assert.deepEqual(againJson, { accountId: a.accountId, revoked: [], revokedAt: null }, 'nothing revoked: no time of revocation');
       const fresh = await runSdg(['keys', 'create', a.accountId, '--json'], h.testStore.env);
       a.apiKey = (JSON.parse(fresh.stdout) as { apiKey: string }).apiKey;
       assert.equal((await call(a.apiKey)).statusCode, 200);
