@@ -128,10 +128,13 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         const text = typeof body === 'string' ? body : body.toString('utf8');
         await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, route.keptAnswer && reply.statusCode < 300 ? route.keptAnswer(text) : text);
       }
-      if (m.reservationId && request.method === 'GET' && reply.raw.destroyed) {
+      if (m.reservationId && request.method === 'GET' && (request.raw.destroyed || reply.raw.destroyed)) {
         // The caller closed the connection while the read was under way: it cannot be answered 2xx,
         // so it is not charged (a write keeps its charge: its key, batch or export exists). Counted
-        // as nginx's 499, client closed request; there is no one to send an answer to.
+        // as nginx's 499, client closed request; there is no one to send an answer to. The request's
+        // flag too: a pipelined request's response waits for the one before it and has no socket
+        // yet, so Node never marks it destroyed. As far as the process has noticed: a close it has
+        // not yet read (a busy event loop) is not seen.
         await undo(deps, request);
         reply.code(499);
         answered(deps, request, reply);
