@@ -3,6 +3,7 @@
 // so with any number of processes exactly one wins; it renews the lease while it works (heartbeat) and
 // finishes with an UPDATE conditioned on still owning it. A worker that dies stops renewing: when the
 // lease expires another worker claims the row again (attempts + 1), which is how a restart resumes.
+import { setMaxListeners } from 'node:events';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 
@@ -105,6 +106,9 @@ export async function withHeartbeat<T>(
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const ac = new AbortController();
+  // A crawl's calls to the source (CRAWL_CONCURRENCY at once, up to 256) each listen to it while
+  // under way: past 10 Node printed a leak warning there was not.
+  setMaxListeners(0, ac.signal);
   const onParent = () => ac.abort(parent.reason);
   if (parent.aborted) ac.abort(parent.reason);
   else parent.addEventListener('abort', onParent, { once: true });

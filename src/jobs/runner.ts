@@ -1,5 +1,6 @@
 // The worker loop: polls each job kind for claimable rows, runs up to `concurrency` of each at once,
 // and stops cleanly (no timer left behind; running jobs are told to stop and awaited).
+import { setMaxListeners } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { LeaseLostError } from './lease.js';
@@ -59,7 +60,8 @@ export function newWorkerId(): string {
 
 export class JobRunner {
   private timer: NodeJS.Timeout | undefined;
-  private readonly ac = new AbortController();
+  // Every job under way listens to its signal (lease.ts): no listener limit, as there is no leak.
+  private readonly ac = withoutListenerLimit(new AbortController());
   private readonly running = new Map<string, Set<Promise<void>>>();
   private ticking: Promise<void> | undefined;
   private again = false;
@@ -186,4 +188,9 @@ export class JobRunner {
       }
     }
   }
+}
+
+function withoutListenerLimit(ac: AbortController): AbortController {
+  setMaxListeners(0, ac.signal);
+  return ac;
 }

@@ -15,6 +15,7 @@
 // Both retry through withRetries below. Its waits run inside the attempt, on node:timers/promises
 // with the call's signal, because cockatiel's own retry delay cannot be cancelled: a stopping job
 // must not sit out a two-minute rate limit.
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BrokenCircuitError,
@@ -62,7 +63,11 @@ export const defaultRetryPolicy: RetryPolicy = { retries: 3, baseDelayMs: 500, m
 /** API calls, with a client waiting: two quick retries, never a rate-limit wait (the client gets Retry-After). */
 export const quickRetryPolicy: RetryPolicy = { retries: 2, baseDelayMs: 200, maxDelayMs: 5_000, maxRateLimitWaitMs: 0, maxRateLimitWaits: 0 };
 
+// The signal of calls that have none (an API call's): every call under way adds a listener to it
+// (removed when it ends), so past 10 concurrent calls Node warned of a leak there was not
+// ("MaxListenersExceededWarning ... 11 abort listeners") on stderr: no limit on it.
 const NEVER = new AbortController().signal;
+setMaxListeners(0, NEVER);
 
 const TRANSIENT: ReadonlySet<SourceErrorKind> = new Set(['unavailable', 'timeout']);
 
@@ -276,7 +281,8 @@ export class ResilientSource implements DataSource {
                 attempt += 1;
                 return this.attempt(operation, attempt, fn, signal);
               },
-              outer,
+              // Not left to cockatiel's own never-aborted signal, which is shared too and limited.
+              outer ?? NEVER,
               this.random,
               (event) => this.onRetry({ ...event, operation }),
             );

@@ -5,6 +5,8 @@ import { describe, it } from 'node:test';
 import type { Community, SocialProfile, Tweet } from '../../src/domain/models.js';
 import { callSource, ResilientSource, type ResilienceOptions, type RetryEvent } from '../../src/sources/resilience.js';
 import { SourceError, type CallOptions, type DataSource, type RetweetEdge, type SourceErrorKind, type SourcePage } from '../../src/sources/types.js';
+import { DemoSource } from '../../src/sources/demo/demo-source.js';
+import { demoSample } from '../../src/sources/demo/sample.js';
 
 const profile: SocialProfile = {
   id: '12',
@@ -295,5 +297,25 @@ describe('callSource (background jobs)', () => {
     ac.abort(new Error('stop'));
     await assert.rejects(pending, /stop/);
     assert.equal(inner.signals[0]?.aborted, true);
+  });
+});
+
+describe('ResilientSource under concurrent calls', () => {
+  it('30 calls at once without a signal: no MaxListenersExceededWarning on stderr (their shared signal holds a listener per call under way)', async () => {
+    const demo = new DemoSource({ seed: 7, userCount: 1_000 });
+    const source = new ResilientSource(demo, { timeoutMs: 5_000 });
+    const ids = demoSample(demo, new Date()).tweetIds;
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const tweets = await Promise.all(Array.from({ length: 30 }, (_, i) => source.getTweet(ids[i % ids.length]!)));
+      assert.equal(tweets.length, 30);
+      // Node emits the warning on a later tick.
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
   });
 });
