@@ -57,7 +57,7 @@ for (const dialect of backends()) {
         await h.app.inject({ url: '/openapi.json' }),
       );
       const op = doc.paths['/api/v1/api-keys']!.get;
-      assert.deepEqual(op.parameters.map((p) => p.name).sort(), ['cursor', 'limit']);
+      assert.deepEqual(op.parameters.map((p) => p.name).sort(), ['cursor', 'limit', 'status']);
       const props = op.responses['200']!.content['application/json']!.schema.properties;
       assert.ok(props.items && props.nextCursor && props.hasNextPage);
     });

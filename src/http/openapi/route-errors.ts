@@ -8,7 +8,10 @@ const everyKeyedRoute: readonly ErrorCode[] = ['invalid_request', 'missing_api_k
 const paid: readonly ErrorCode[] = ['insufficient_credits'];
 // A POST reads a JSON body and may carry an Idempotency-Key.
 const post: readonly ErrorCode[] = ['idempotency_conflict', 'payload_too_large', 'unsupported_media_type'];
+// A DELETE takes no body and ignores a JSON one, but one that is not JSON, or too large, is refused
+// as a POST's would be (Fastify reads a DELETE's body): listed, so that the document says so.
+const del: readonly ErrorCode[] = ['payload_too_large', 'unsupported_media_type'];
 
 export function routeErrors(route: { method: string; cost: number; own?: readonly ErrorCode[] | undefined }): ErrorCode[] {
-  return [...everyKeyedRoute, ...(route.cost > 0 ? paid : []), ...(route.method === 'POST' ? post : []), ...(route.own ?? [])];
+  return [...everyKeyedRoute, ...(route.cost > 0 ? paid : []), ...(route.method === 'POST' ? post : route.method === 'DELETE' ? del : []), ...(route.own ?? [])];
 }
