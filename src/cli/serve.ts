@@ -6,6 +6,9 @@ import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 import { lockApiRole } from '../db/api-role-lock.js';
 import { tuneV8 } from './v8-tuning.js';
+import { isStoreUnavailable } from '../errors/store-unavailable.js';
+import type { Deps } from '../wiring/deps.js';
+import type { FastifyBaseLogger } from 'fastify';
 
 /** After SIGTERM, how long requests in flight and jobs handing their rows back may take before the process exits anyway. */
 export const DRAIN_LIMIT_MS = 15_000;
@@ -46,7 +49,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {
     await app.listen({ host: config.host, port: config.port });
-    const sweeper = startLeaseSweeper(deps.meter, { everyMs: config.credits.sweepSeconds * 1000, onError: (err) => app.log.warn({ err }, 'credit lease sweep failed') });
+    const sweeper = startLeaseSweeper(deps.meter, { everyMs: config.credits.sweepSeconds * 1000, onError: (err) => sweepFailed(deps, app.log, err) });
     stops.push(async () => sweeper.stop());
   } else if (config.metricsPort !== undefined) {
     await app.listen({ host: config.host, port: config.metricsPort });
@@ -71,4 +74,10 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** A sweep that fails because the store cannot be reached is part of that outage, logged once with it (storage-outage.ts); anything else is logged as it happens. */
+function sweepFailed(deps: Pick<Deps, 'store'>, log: FastifyBaseLogger, err: unknown): void {
+  if (deps.store.outage && isStoreUnavailable(err)) deps.store.outage.failed(err, log);
+  else log.warn({ err }, 'credit lease sweep failed');
 }

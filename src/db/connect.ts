@@ -111,7 +111,14 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   // stall-guard.ts closes stalled connections once the server cannot be reached, and a connection
   // not made in CONNECT_TIMEOUT_MS fails (pg waits for ever by default). Either is a 503.
   const guard = new StallGuard(selectOneProbe(Client, databaseUrl));
-  const pool = withPreparedStatements(guard.watch(new Pool({ connectionString: databaseUrl, max: poolSize ?? DEFAULT_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })));
+  // On the client, not the pool: the pool's connectionTimeoutMillis also bounds the wait for a free
+  // connection, which made statements queued behind slow ones on a live server 503s.
+  class TimedClient extends Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    }
+  }
+  const pool = withPreparedStatements(guard.watch(new Pool({ connectionString: databaseUrl, max: poolSize ?? DEFAULT_POOL_SIZE, Client: TimedClient })));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // The metering's group charge runs on sessions of its own that always use a prepared statement's
   // generic plan. Left to Postgres's choice, that statement (its parameters are arrays) was planned
@@ -121,7 +128,7 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   // an index (test/scale/charge-plan.test.ts). Only that statement: others, such as a lookup by
   // lease owner, are better planned for the value at hand. Connections are opened on first use, so
   // a store that never charges (the command line, a worker) opens none.
-  const chargePool = withPreparedStatements(genericPlans(guard.watch(new Pool({ connectionString: databaseUrl, max: CHARGE_POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS }))));
+  const chargePool = withPreparedStatements(genericPlans(guard.watch(new Pool({ connectionString: databaseUrl, max: CHARGE_POOL_SIZE, Client: TimedClient }))));
   const chargeDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: chargePool }) });
   // An idle client's error is emitted by its pool, and an 'error' event nobody listens to would
   // end the process: every API process at once when Postgres restarts. Until the server sets a

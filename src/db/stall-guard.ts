@@ -106,10 +106,20 @@ export function selectOneProbe(Client: typeof pg.Client, connectionString: strin
     work.catch(() => undefined);
     try {
       await Promise.race([work, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS)))]);
+    } catch (err) {
+      // Refused by the server itself (too many connections, a pooler full, starting up): it answers,
+      // so it is reachable, and the stalled statements are waiting, not lost.
+      if (!fromServer(err)) throw err;
     } finally {
       clearTimeout(timer);
       // Not ended politely: over a partition `end` would wait for the server.
       (client as unknown as ClientInternals).connection?.stream?.destroy();
     }
   };
+}
+
+/** An error Postgres sent (it carries a SQLSTATE), as opposed to one of the network or a timeout. */
+function fromServer(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08');
 }

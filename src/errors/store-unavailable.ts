@@ -37,5 +37,6 @@ export function isStoreUnavailable(err: unknown): boolean {
     if (e.code === STORE_FILE_GONE) return true;
   }
   // pg's own messages for a connection that ended or could not be had (no code).
-  return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message);
+  // ('timeout expired': a client's own connectionTimeoutMillis, db/connect.ts.)
+  return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|timeout expired$|Client has encountered a connection error)/.test(e.message);
 }

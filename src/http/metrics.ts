@@ -186,12 +186,17 @@ function watchJobs(registry: Registry, stats: JobStats): void {
  * The store's job backlog (see readBacklog): the same figures from every process, read when /metrics
  * is read. While the store cannot be read the two series are left out rather than failing /metrics.
  */
+/** How long /metrics waits for the store's backlog (Prometheus's default scrape timeout is 10 s). */
+export const BACKLOG_READ_MS = 2_000;
+
 export function watchBacklog(registry: Registry, read: () => Promise<Backlog[]>): void {
   if (registry.getSingleMetric('sdg_jobs_waiting')) return;
   // One read serves both series of one scrape.
   let pending: Promise<Backlog[] | undefined> | undefined;
+  // At most BACKLOG_READ_MS: a store that does not answer (a partition) must not hold the scrape
+  // past Prometheus's own timeout, and the series are then left out as for a failed read.
   const once = () =>
-    (pending ??= read()
+    (pending ??= Promise.race([read(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), BACKLOG_READ_MS).unref())])
       .catch(() => undefined)
       .finally(() => setImmediate(() => (pending = undefined))));
   const series = (name: string, help: string, pick: (b: Backlog) => number) =>

@@ -6,7 +6,7 @@ import { exportJobKind } from '../../src/exports/export-job.js';
 import { JobGaveUpError, JobRunner, type JobKind, type Log } from '../../src/jobs/runner.js';
 import { LeaseLostError } from '../../src/jobs/lease.js';
 import { exportLease } from '../../src/exports/export-repo.js';
-import { createMetrics, watchBacklog } from '../../src/http/metrics.js';
+import { BACKLOG_READ_MS, createMetrics, watchBacklog } from '../../src/http/metrics.js';
 import type { ObjectStore } from '../../src/objects/object-store.js';
 import { backends } from '../helpers/backends.js';
 import { until } from '../helpers/processes.js';
@@ -161,5 +161,18 @@ describe('job runner outcomes on /metrics', () => {
     assert.equal(text.split('\n').filter((l) => l.startsWith('sdg_jobs_waiting{') || l.startsWith('sdg_jobs_held{')).length, 0);
     assert.match(text, /process_cpu_user_seconds_total/, 'the rest is there');
     assert.equal(reads, 1, 'one read for both series of a scrape');
+  });
+
+  test('a store that does not answer (a partition) holds /metrics for at most BACKLOG_READ_MS, then leaves the backlog out', async () => {
+    const metrics = createMetrics();
+    watchBacklog(metrics.registry, () => new Promise(() => undefined));
+    // The wait's timer does not hold the process open (a server has its sockets): here, this does.
+    const alive = setInterval(() => undefined, 1_000);
+    const t0 = performance.now();
+    const text = await metrics.registry.metrics().finally(() => clearInterval(alive));
+    const took = performance.now() - t0;
+    assert.ok(took >= BACKLOG_READ_MS - 50 && took < BACKLOG_READ_MS + 1_000, `took ${Math.round(took)} ms`);
+    assert.equal(text.split('\n').filter((l) => l.startsWith('sdg_jobs_waiting{') || l.startsWith('sdg_jobs_held{')).length, 0);
+    assert.match(text, /process_cpu_user_seconds_total/, 'the rest is there');
   });
 });

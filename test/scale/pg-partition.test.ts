@@ -11,7 +11,9 @@ import { getBalance, grant, ledgerSum } from '../../src/credits/credits-repo.js'
 import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
 import { CONNECT_TIMEOUT_MS, openStore, type Store } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { PROBE_TIMEOUT_MS, STALL_MS } from '../../src/db/stall-guard.js';
+import { createRequire } from 'node:module';
+import type pgTypes from 'pg';
+import { PROBE_TIMEOUT_MS, selectOneProbe, STALL_MS } from '../../src/db/stall-guard.js';
 import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
 import { TcpPartition } from '../helpers/tcp-partition.js';
@@ -97,6 +99,33 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
     assert.equal(await ledgerSum(ts.store.db, accountId), 900);
     const charged = (await ts.store.db.selectFrom('ledger_entries').select('request_id').where('account_id', '=', accountId).where('kind', '=', 'charge').execute()).map((e) => e.request_id);
     assert.deepEqual(charged, ['req_cut_2']);
+  });
+
+  test('the probe: a server that refuses it (a SQLSTATE: too many connections, no such database) is reachable; silence is not', { timeout: 60_000 }, async () => {
+    const { Client } = createRequire(import.meta.url)('pg') as typeof pgTypes;
+    const missing = new URL(url);
+    missing.pathname = '/sdg_no_such_database';
+    // 3D000 from Postgres itself: it answers, so statements waiting on it are not cut.
+    await selectOneProbe(Client, missing.toString())();
+    proxy.partition();
+    try {
+      const t0 = performance.now();
+      await assert.rejects(selectOneProbe(Client, url)());
+      assert.ok(performance.now() - t0 < PROBE_TIMEOUT_MS + 1_000);
+    } finally {
+      proxy.heal();
+    }
+  });
+
+  test('a statement waiting for a free pooled connection behind slow ones is not refused (the connect timeout is for a new connection only)', { timeout: 60_000 }, async () => {
+    const store = openStore({ databaseUrl: url, dataDir: ts.dataDir, poolSize: 1 });
+    opened.push(store);
+    const seconds = CONNECT_TIMEOUT_MS / 1000 + 2;
+    const slow = sql`select 1 as n from pg_sleep(${seconds})`.execute(store.db);
+    await new Promise((r) => setTimeout(r, 200));
+    const queued = await sql<{ n: number }>`select 2 as n`.execute(store.db);
+    assert.equal(queued.rows[0]!.n, 2);
+    assert.equal((await slow).rows.length, 1);
   });
 
   test('a statement slower than the stall on a server that answers is left to finish', { timeout: 60_000 }, async () => {
