@@ -102,18 +102,22 @@ export function selectOneProbe(Client: typeof pg.Client, connectionString: strin
     const client = new Client({ connectionString, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
     client.on('error', () => undefined);
     let timer: NodeJS.Timeout | undefined;
+    let answered = false;
     const work = client.connect().then(() => client.query('select 1'));
     work.catch(() => undefined);
     try {
       await Promise.race([work, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS)))]);
+      answered = true;
     } catch (err) {
       // Refused by the server itself (too many connections, a pooler full, starting up): it answers,
       // so it is reachable, and the stalled statements are waiting, not lost.
       if (!fromServer(err)) throw err;
     } finally {
       clearTimeout(timer);
-      // Not ended politely: over a partition `end` would wait for the server.
-      (client as unknown as ClientInternals).connection?.stream?.destroy();
+      // Ended politely when the server answered (no "unexpected EOF" in its log each probe); else
+      // not: over a partition `end` would wait for the server.
+      if (answered) client.end().catch(() => undefined);
+      else (client as unknown as ClientInternals).connection?.stream?.destroy();
     }
   };
 }
