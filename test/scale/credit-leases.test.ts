@@ -100,10 +100,14 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
     // The slices double from 8 calls: without leasing ahead, 8 of these calls would wait.
     assert.ok(waited <= 2, `${waited} calls waited for a lease`);
     // What /metrics reports: the same waits, the slices leased ahead, one group per call (each awaited).
+    // A call that finds its slice spent while the next is still being leased ahead (a slow host)
+    // waits for that statement rather than sending its own: waits can outnumber call leases.
+    const { ahead, call } = m.stats.leases;
     assert.equal(m.stats.callsWaited, waited);
-    assert.equal(m.stats.leases.call.granted, waited);
-    assert.ok(m.stats.leases.ahead.granted >= 5, `${m.stats.leases.ahead.granted} slices leased ahead`);
-    assert.equal(m.stats.leaseSeconds.count, m.stats.leases.ahead.granted + m.stats.leases.ahead.refused + waited);
+    assert.ok(call.granted >= 1 && call.granted <= waited, `${call.granted} call leases for ${waited} waits`);
+    assert.equal(call.refused, 0);
+    assert.ok(ahead.granted >= 5, `${ahead.granted} slices leased ahead`);
+    assert.equal(m.stats.leaseSeconds.count, ahead.granted + ahead.refused + call.granted);
     assert.equal(m.stats.groupCharges, N);
     assert.equal(m.stats.groupSeconds.count, N);
     assert.equal(m.stats.now().accounts, 1);
