@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { buildDashboard, chromiumPresent, launchBrowser, signIn, startGateway, until, type Browser, type Gateway } from './world.js';
+import { chromiumPresent, openDashboard, until, type OpenDashboard } from './world.js';
 
 const skip = chromiumPresent() ? false : 'Chromium is not installed at /usr/bin/chromium (Debian: apt-get install -y chromium)';
 
@@ -15,28 +15,24 @@ const focused = (page: Page) => page.evaluate<string>(`(() => {
 })()`);
 
 describe('dashboard focus and announcements', { skip }, () => {
-  let g: Gateway;
-  let browser: Browser;
+  let d: OpenDashboard;
   let page: Page;
 
   before(async () => {
-    buildDashboard();
-    g = await startGateway('sqlite');
-    for (const t of g.sample.tweetIds.slice(0, 3)) assert.equal((await g.call(`/social/v1/tweets/${t}`)).status, 200);
-    assert.equal((await g.call(`/social/v1/users/by/username/${g.sample.usernames[0]}`)).status, 200);
-    // 21 watched accounts: a page of 20 and a second page of one.
-    const at = Date.now();
-    await g.h.deps.store.db
-      .insertInto('watchlist_entries')
-      .values(Array.from({ length: 21 }, (_, i) => ({ account_id: g.account.accountId, social_user_id: String(9_000_000_000 + i), username: `watched_${String(i).padStart(2, '0')}`, added_at: new Date(at - i * 60_000).toISOString() })))
-      .execute();
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    await signIn(page, g.base, g.account.apiKey);
+    d = await openDashboard(async (g) => {
+      for (const t of g.sample.tweetIds.slice(0, 3)) assert.equal((await g.call(`/social/v1/tweets/${t}`)).status, 200);
+      assert.equal((await g.call(`/social/v1/users/by/username/${g.sample.usernames[0]}`)).status, 200);
+      // 21 watched accounts: a page of 20 and a second page of one.
+      const at = Date.now();
+      await g.h.deps.store.db
+        .insertInto('watchlist_entries')
+        .values(Array.from({ length: 21 }, (_, i) => ({ account_id: g.account.accountId, social_user_id: String(9_000_000_000 + i), username: `watched_${String(i).padStart(2, '0')}`, added_at: new Date(at - i * 60_000).toISOString() })))
+        .execute();
+    });
+    ({ page } = d);
   });
   after(async () => {
-    await browser?.close();
-    await g?.close();
+    await d?.close();
   });
 
   test("removing a watched account says so and leaves the focus in the list; removing a last page's last row goes back a page", async () => {

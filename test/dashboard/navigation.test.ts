@@ -4,28 +4,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { buildDashboard, chromiumPresent, launchBrowser, signIn, startGateway, until, type Browser, type Gateway } from './world.js';
+import { chromiumPresent, openDashboard, until, type Gateway, type OpenDashboard } from './world.js';
 
 const skip = chromiumPresent() ? false : 'Chromium is not installed at /usr/bin/chromium (Debian: apt-get install -y chromium)';
 
 describe('dashboard navigation and wording', { skip }, () => {
+  let d: OpenDashboard;
   let g: Gateway;
-  let browser: Browser;
   let page: Page;
 
   before(async () => {
-    buildDashboard();
-    g = await startGateway('sqlite');
-    // Charges of two endpoints, so the Usage filter offers them.
-    assert.equal((await g.call(`/social/v1/tweets/${g.sample.tweetIds[0]}`)).status, 200);
-    assert.equal((await g.call(`/social/v1/users/by/username/${g.sample.usernames[0]}`)).status, 200);
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    await signIn(page, g.base, g.account.apiKey);
+    d = await openDashboard(async (g) => {
+      // Charges of two endpoints, so the Usage filter offers them.
+      assert.equal((await g.call(`/social/v1/tweets/${g.sample.tweetIds[0]}`)).status, 200);
+      assert.equal((await g.call(`/social/v1/users/by/username/${g.sample.usernames[0]}`)).status, 200);
+    });
+    ({ g, page } = d);
   });
   after(async () => {
-    await browser?.close();
-    await g?.close();
+    await d?.close();
   });
 
   test("an answer for a period no longer pressed is dropped: a slow month's answer after Last day is pressed", async () => {

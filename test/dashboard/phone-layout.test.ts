@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { buildDashboard, chromiumPresent, launchBrowser, signIn, startGateway, until, type Browser, type Gateway } from './world.js';
+import { chromiumPresent, openDashboard, until, type OpenDashboard } from './world.js';
 
 const skip = chromiumPresent() ? false : 'Chromium is not installed at /usr/bin/chromium (Debian: apt-get install -y chromium)';
 const KEY_NAME = 'Release pipeline on the staging cluster';
@@ -29,33 +29,29 @@ async function outOfSight(page: Page, selector: string): Promise<{ found: number
 }
 
 describe('dashboard on a phone and with long text', { skip }, () => {
-  let g: Gateway;
-  let browser: Browser;
+  let d: OpenDashboard;
   let page: Page;
 
   before(async () => {
-    buildDashboard();
-    g = await startGateway('sqlite');
-    assert.equal((await g.call('/api/v1/api-keys', { method: 'POST', body: { name: KEY_NAME } })).status, 201);
-    for (const t of g.sample.tweetIds.slice(0, 2)) assert.equal((await g.call(`/social/v1/tweets/${t}`)).status, 200);
-    const db = g.h.deps.store.db;
-    const at = new Date().toISOString();
-    const grant = { account_id: g.account.accountId, kind: 'grant' as const, balance_after: 0, request_id: null, key_id: null, endpoint: null, created_at: at };
-    await db.insertInto('ledger_entries').values([{ ...grant, amount: 1, note: LONG_NOTE }, { ...grant, amount: 777, note: '' }]).execute();
-    await db.insertInto('watchlist_entries').values({ account_id: g.account.accountId, social_user_id: '1849284729384756102', username: 'a_rather_long_username_for_a_phone', added_at: at }).execute();
-    // A completed export, so its row has a Download button.
-    const end = new Date();
-    end.setMinutes(0, 0, 0);
-    const made = await g.call('/social/v1/bulk-export/exports/generate', { method: 'POST', body: { startDate: new Date(end.getTime() - 3_600_000).toISOString(), endDate: end.toISOString() } });
-    const id = (made.body as { data: { id: string } }).data.id;
-    await until(async () => ((await g.call(`/social/v1/bulk-export/exports/${id}`)).body as { data: { status: string } }).data.status === 'completed', 'the export completed', 30_000);
-    browser = await launchBrowser({ width: 390, height: 844 });
-    page = await browser.context.newPage();
-    await signIn(page, g.base, g.account.apiKey);
+    d = await openDashboard(async (g) => {
+      assert.equal((await g.call('/api/v1/api-keys', { method: 'POST', body: { name: KEY_NAME } })).status, 201);
+      for (const t of g.sample.tweetIds.slice(0, 2)) assert.equal((await g.call(`/social/v1/tweets/${t}`)).status, 200);
+      const db = g.h.deps.store.db;
+      const at = new Date().toISOString();
+      const grant = { account_id: g.account.accountId, kind: 'grant' as const, balance_after: 0, request_id: null, key_id: null, endpoint: null, created_at: at };
+      await db.insertInto('ledger_entries').values([{ ...grant, amount: 1, note: LONG_NOTE }, { ...grant, amount: 777, note: '' }]).execute();
+      await db.insertInto('watchlist_entries').values({ account_id: g.account.accountId, social_user_id: '1849284729384756102', username: 'a_rather_long_username_for_a_phone', added_at: at }).execute();
+      // A completed export, so its row has a Download button.
+      const end = new Date();
+      end.setMinutes(0, 0, 0);
+      const made = await g.call('/social/v1/bulk-export/exports/generate', { method: 'POST', body: { startDate: new Date(end.getTime() - 3_600_000).toISOString(), endDate: end.toISOString() } });
+      const id = (made.body as { data: { id: string } }).data.id;
+      await until(async () => ((await g.call(`/social/v1/bulk-export/exports/${id}`)).body as { data: { status: string } }).data.status === 'completed', 'the export completed', 30_000);
+    }, { width: 390, height: 844 });
+    ({ page } = d);
   });
   after(async () => {
-    await browser?.close();
-    await g?.close();
+    await d?.close();
   });
 
   const go = async (name: string, testId: string) => {

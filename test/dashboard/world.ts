@@ -111,6 +111,44 @@ export async function signIn(page: Page, base: string, key: string, hash = ''): 
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+export interface OpenDashboard {
+  g: Gateway;
+  browser: Browser;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * What most browser tests start from: the dashboard built, a gateway on the embedded store with what
+ * `arrange` puts in it, and a Chromium page signed in with the gateway's account. A failure on the
+ * way closes what was opened.
+ */
+export async function openDashboard(arrange: (g: Gateway) => Promise<void> = async () => undefined, browserOpts: Parameters<typeof launchBrowser>[0] = {}): Promise<OpenDashboard> {
+  buildDashboard();
+  const g = await startGateway('sqlite');
+  let browser: Browser | undefined;
+  try {
+    await arrange(g);
+    browser = await launchBrowser(browserOpts);
+    const page = await browser.context.newPage();
+    await signIn(page, g.base, g.account.apiKey);
+    const b = browser;
+    return {
+      g,
+      browser: b,
+      page,
+      async close() {
+        await b.close();
+        await g.close();
+      },
+    };
+  } catch (err) {
+    await browser?.close();
+    await g.close();
+    throw err;
+  }
+}
+
 /** Waits until `ok()` holds (checked every 50 ms), failing with `what` after `ms`. */
 export async function until(ok: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
