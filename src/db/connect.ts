@@ -10,7 +10,7 @@ import { BusyWriter } from './busy-writer.js';
 import { GroupCommit, type GroupOptions } from './group-commit.js';
 import { DEFAULT_POOL_SIZE } from './pool-size.js';
 import { StorageOutage } from './storage-outage.js';
-import { selectOneProbe, StallGuard } from './stall-guard.js';
+import { serverProbe, StallGuard } from './stall-guard.js';
 import { watchStoreFile } from './store-file-watch.js';
 import { TransactionalDdlSqliteDialect } from './sqlite-dialect.js';
 
@@ -110,7 +110,7 @@ function openPostgres(databaseUrl: string, poolSize: number | undefined): Store 
   // A partition leaves statements and new connections without an answer and without an error:
   // stall-guard.ts closes stalled connections once the server cannot be reached, and a connection
   // not made in CONNECT_TIMEOUT_MS fails (pg waits for ever by default). Either is a 503.
-  const guard = new StallGuard(selectOneProbe(Client, databaseUrl));
+  const guard = new StallGuard(serverProbe(Client, databaseUrl));
   // On the client, not the pool: the pool's connectionTimeoutMillis also bounds the wait for a free
   // connection, which made statements queued behind slow ones on a live server 503s.
   class TimedClient extends Client {

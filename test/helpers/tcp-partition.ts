@@ -1,7 +1,8 @@
 // A TCP proxy that can be cut off as a network partition cuts a host off: while cut, nothing is
 // forwarded either way and new connections are accepted but never reach the target; no connection
 // is reset, so the client's side sees only silence. Healing forwards what was held, in order, as
-// TCP's retransmissions would deliver it.
+// TCP's retransmissions would deliver it. `silenceOpen` cuts only the connections already made (a NAT
+// or firewall that forgot them), while new ones pass.
 import net from 'node:net';
 
 interface Pair {
@@ -10,6 +11,10 @@ interface Pair {
   /** Held while cut: to the server, to the client. */
   up: Buffer[];
   down: Buffer[];
+  /** Cut on its own (silenceOpen). */
+  silenced: boolean;
+  /** The target closed its side while cut: passed on once what was held is delivered. */
+  closed: boolean;
 }
 
 export class TcpPartition {
@@ -31,10 +36,16 @@ export class TcpPartition {
     this.cut = true;
   }
 
+  /** The connections open now pass nothing from now on; new ones pass. */
+  silenceOpen(): void {
+    for (const p of this.pairs) p.silenced = true;
+  }
+
   /** Passes again: what was held is delivered, and connections made meanwhile reach the target. */
   heal(): void {
     this.cut = false;
     for (const p of this.pairs) {
+      p.silenced = false;
       if (!p.server) this.connectTarget(p);
       this.flush(p);
     }
@@ -49,7 +60,7 @@ export class TcpPartition {
   }
 
   private accept(client: net.Socket): void {
-    const p: Pair = { client, server: undefined, up: [], down: [] };
+    const p: Pair = { client, server: undefined, up: [], down: [], silenced: false, closed: false };
     this.pairs.add(p);
     client.on('data', (d) => {
       p.up.push(d);
@@ -71,12 +82,16 @@ export class TcpPartition {
       this.flush(p);
     });
     server.on('error', () => undefined);
-    server.on('close', () => p.client.destroy());
+    server.on('close', () => {
+      p.closed = true;
+      this.flush(p);
+    });
   }
 
   private flush(p: Pair): void {
-    if (this.cut || !p.server) return;
+    if (this.cut || p.silenced || !p.server) return;
     for (const d of p.up.splice(0)) p.server.write(d);
     for (const d of p.down.splice(0)) p.client.write(d);
+    if (p.closed) p.client.end();
   }
 }

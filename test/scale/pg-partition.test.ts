@@ -2,7 +2,9 @@
 // a statement sent into it, and a connection opened meanwhile, waited for as long as it lasted: keyed
 // calls, /readyz and jobs hung. Now (src/db/stall-guard.ts) each fails within seconds as the store
 // unavailable (a 503), a charge is not charged, and everything works again once it heals; a slow
-// statement on a server that answers is left alone. Needs TEST_DATABASE_URL (skipped without).
+// statement on a server that answers is left alone. An open connection that falls silent while new
+// ones pass (a NAT or firewall that forgot it) is closed too, and its server session ended, once the
+// server says that session runs nothing. Needs TEST_DATABASE_URL (skipped without).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -13,7 +15,7 @@ import { CONNECT_TIMEOUT_MS, openStore, type Store } from '../../src/db/connect.
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createRequire } from 'node:module';
 import type pgTypes from 'pg';
-import { PROBE_TIMEOUT_MS, selectOneProbe, STALL_MS } from '../../src/db/stall-guard.js';
+import { IDLE_MS, PROBE_TIMEOUT_MS, serverProbe, STALL_MS } from '../../src/db/stall-guard.js';
 import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
 import { TcpPartition } from '../helpers/tcp-partition.js';
@@ -106,11 +108,11 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
     const missing = new URL(url);
     missing.pathname = '/sdg_no_such_database';
     // 3D000 from Postgres itself: it answers, so statements waiting on it are not cut.
-    await selectOneProbe(Client, missing.toString())();
+    assert.deepEqual(await serverProbe(Client, missing.toString())([]), []);
     proxy.partition();
     try {
       const t0 = performance.now();
-      await assert.rejects(selectOneProbe(Client, url)());
+      await assert.rejects(serverProbe(Client, url)([]));
       assert.ok(performance.now() - t0 < PROBE_TIMEOUT_MS + 1_000);
     } finally {
       proxy.heal();
@@ -135,5 +137,101 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
     const r = await sql<{ n: number }>`select 1 as n from pg_sleep(${seconds})`.execute(store.db);
     assert.equal(r.rows[0]!.n, 1);
     assert.ok(performance.now() - t0 >= seconds * 1000 - 100, 'it did sleep');
+  });
+  test('an open connection that falls silent while new ones pass: its statement fails within seconds, its session is ended and its locks freed', { timeout: 60_000 }, async () => {
+    const { accountId } = await createAccount(ts.store.db, { name: 'forgotten', planId: 'free' });
+    const store = through();
+    let pid = 0;
+    const stalled = store.db.transaction().execute(async (trx) => {
+      pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
+      // A row lock the session keeps while its transaction is open.
+      await sql`update accounts set name = 'locked' where id = ${accountId}`.execute(trx);
+      proxy.silenceOpen();
+      await sql`select 1`.execute(trx);
+    });
+    try {
+      const took = await failsUnavailable(stalled);
+      assert.ok(took < CUT_WITHIN_MS, `the statement failed after ${Math.round(took)} ms`);
+    } finally {
+      proxy.heal();
+    }
+    // Ended by the guard (without it, the server would keep it, and its lock, until its keepalive noticed).
+    const sessions = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where pid = ${pid}`.execute(ts.store.db);
+    assert.equal(sessions.rows[0]!.n, 0, 'the silent connection\'s session is gone');
+    await ts.store.db.transaction().execute(async (trx) => {
+      await sql`set local lock_timeout = '2s'`.execute(trx);
+      await sql`update accounts set name = 'free again' where id = ${accountId}`.execute(trx);
+    });
+    // Rolled back: the update under way never committed.
+    assert.equal((await ts.store.db.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirstOrThrow()).name, 'free again');
+    // The store goes on working on new connections.
+    assert.equal((await sql<{ n: number }>`select 2 as n`.execute(store.db)).rows[0]!.n, 2);
+  });
+
+  test('a charge sent on a connection that falls silent while new ones pass is answered uncharged within seconds; the ledger is exact', { timeout: 60_000 }, async () => {
+    const { accountId } = await createAccount(ts.store.db, { name: 'forgotten charge', planId: 'free' });
+    await grant(ts.store.db, accountId, 1_000, 't');
+    const store = through();
+    const meter = new PostgresMeterStore(store.db, { leaseSeconds: 30 }, store.chargeDb);
+    const charge = async (requestId: string) => {
+      const held = await meter.reserve(accountId, 100);
+      assert.ok(held.ok);
+      return meter.settle(held.reservationId, { requestId, keyId: null, endpoint: 'e' });
+    };
+    try {
+      // The first opens the connections (the charge's own among them) that then fall silent.
+      assert.ok(await charge('req_forgotten_1'));
+      const held = await meter.reserve(accountId, 100);
+      assert.ok(held.ok);
+      proxy.silenceOpen();
+      try {
+        const took = await failsUnavailable(meter.settle(held.reservationId, { requestId: 'req_forgotten_2', keyId: null, endpoint: 'e' }));
+        assert.ok(took < CUT_WITHIN_MS, `the charge failed after ${Math.round(took)} ms`);
+      } finally {
+        proxy.heal();
+      }
+      assert.ok(await charge('req_forgotten_3'));
+    } finally {
+      await meter.close();
+    }
+    assert.deepEqual(await getBalance(ts.store.db, accountId), { balance: 800, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, accountId), 800);
+    const charged = (await ts.store.db.selectFrom('ledger_entries').select('request_id').where('account_id', '=', accountId).where('kind', '=', 'charge').orderBy('id').execute()).map((e) => e.request_id);
+    assert.deepEqual(charged, ['req_forgotten_1', 'req_forgotten_3']);
+  });
+
+  test('the probe names the sessions asked about that run nothing (gone, or idle), ends them, and trusts no id through a pooler', { timeout: 60_000 }, async () => {
+    const { Client } = createRequire(import.meta.url)('pg') as typeof pgTypes;
+    // What a pooler gives: a process id that is not the server session's.
+    class PoolerLike extends Client {
+      get processID(): number {
+        return 1;
+      }
+      set processID(_: number) {}
+    }
+    const idle = new Client({ connectionString: ts.env.DATABASE_URL });
+    const busy = new Client({ connectionString: ts.env.DATABASE_URL });
+    await idle.connect();
+    await busy.connect();
+    idle.on('error', () => undefined);
+    try {
+      const pidOf = async (c: pgTypes.Client) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const [idlePid, busyPid] = [await pidOf(idle), await pidOf(busy)];
+      const gonePid = 2_147_483_000;
+      const sleeping = busy.query('select pg_sleep(4)');
+      await new Promise((r) => setTimeout(r, IDLE_MS + 500));
+      // Through a pooler nothing is named, and nothing ended.
+      assert.deepEqual(await serverProbe(PoolerLike, url)([idlePid, busyPid, gonePid]), []);
+      // Direct: the idle session and the one that is not there; the one running a statement is left.
+      assert.deepEqual((await serverProbe(Client, url)([idlePid, busyPid, gonePid, idlePid])).sort(), [idlePid, gonePid].sort());
+      await sleeping;
+      const left = await busy.query<{ pid: number }>('select pid from pg_stat_activity where pid = any($1::int[])', [[idlePid, busyPid]]);
+      assert.deepEqual(left.rows.map((r) => r.pid), [busyPid], 'the idle session was ended');
+      // A session idle for less than IDLE_MS (an answer may be on its way) is not named.
+      assert.deepEqual(await serverProbe(Client, url)([busyPid]), []);
+    } finally {
+      await idle.end().catch(() => undefined);
+      await busy.end();
+    }
   });
 });
