@@ -106,6 +106,20 @@ describe('sdg-client failures', () => {
     assert.deepEqual(JSON.parse(usage.stderr), { error: { code: 'usage', message: "missing required argument 'user'" }, exitCode: exitCodes.usage });
   });
 
+  test('--max takes a whole number of at least 1: 0, blank, hex and exponents are usage errors, before any paid call', async () => {
+    const before = (await new SdgClient({ apiKey: a.apiKey, baseUrl: g.url }).balance()).data.balance;
+    for (const max of ['0', '', '0x10', '1e3', '-1', '2.5']) {
+      const r = await cli(['exports', 'list', '--max', max, '--json'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
+      assert.equal(r.code, exitCodes.usage, `--max ${JSON.stringify(max)}: ${r.stderr}`);
+      assert.match((JSON.parse(r.stderr) as { error: { message: string } }).error.message, /--max takes a whole number of at least 1/);
+    }
+    const tweets = await cli(['timeline', g.sample.usernames[0]!, '--max', '0'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
+    assert.equal(tweets.code, exitCodes.usage, tweets.stderr);
+    assert.equal((await new SdgClient({ apiKey: a.apiKey, baseUrl: g.url }).balance()).data.balance, before, 'nothing charged');
+    const one = await cli(['exports', 'list', '--max', '1', '--json'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
+    assert.equal(one.code, 0, one.stderr);
+  });
+
   test('export: when the wait fails, the export already generated is named, with how to get it', async () => {
     const end = new Date();
     const args = ['export', '--start', new Date(end.getTime() - 3_600_000).toISOString(), '--end', end.toISOString(), '-o', join(dir, 'x.jsonl.gz'), '--max-retries', '0'];

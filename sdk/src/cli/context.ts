@@ -83,10 +83,13 @@ function baseUrlOf(value: string): string {
   return value;
 }
 
-/** Parses a whole number option. */
+/**
+ * Parses a count option such as --max: decimal digits, at least 1. (0 fetched a page, paid for it
+ * and wrote nothing; Number() also took "", "0x10" and "1e3".)
+ */
 export function intOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw usageError(`${name} takes a whole number; got ${value}.`);
+  const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1)) throw usageError(`${name} takes a whole number of at least 1, in decimal digits; got ${JSON.stringify(value)}.`);
   return n;
 }
