@@ -6,6 +6,8 @@
 // again, how long it was out and how many failures it caused. One per store, so a process reports
 // each outage once whatever its roles.
 
+import { unavailableCause } from '../errors/store-unavailable.js';
+
 export interface OutageLog {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
@@ -42,7 +44,7 @@ export class StorageOutage {
     this.since = Date.now();
     this.log = log;
     const e = err as { code?: unknown; message?: unknown };
-    this.causeCode = typeof e.code === 'string' ? e.code : undefined;
+    this.causeCode = unavailableCause(err);
     log.warn(
       { cause: { code: e.code, message: e.message } },
       'storage unavailable: keyed calls answer 503 service_unavailable, uncharged, and background jobs wait, until it answers again',

@@ -36,7 +36,28 @@ export function isStoreUnavailable(err: unknown): boolean {
     // The embedded store's file removed or replaced under the server (db/store-file-watch.ts).
     if (e.code === STORE_FILE_GONE) return true;
   }
-  // pg's own messages for a connection that ended or could not be had (no code).
-  // ('timeout expired': a client's own connectionTimeoutMillis, db/connect.ts.)
-  return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|timeout expired$|Client has encountered a connection error)/.test(e.message);
+  return messageCause(e.message) !== undefined;
+}
+
+// pg's own messages for a connection that ended or could not be had (they carry no code).
+// ('timeout expired': a client's own connectionTimeoutMillis, db/connect.ts.)
+const MESSAGES: Array<[RegExp, string]> = [
+  [/^Connection terminated/, 'CONNECTION_TERMINATED'],
+  [/^(timeout exceeded when trying to connect|timeout expired$)/, 'CONNECT_TIMEOUT'],
+  [/^Client has encountered a connection error/, 'CONNECTION_ERROR'],
+];
+
+function messageCause(message: unknown): string | undefined {
+  if (typeof message !== 'string') return undefined;
+  return MESSAGES.find(([re]) => re.test(message))?.[1];
+}
+
+/**
+ * What made the store unavailable, as a code (a SQLSTATE, a socket error, one of pg's messages
+ * named): for /readyz, which gives a code, never a message.
+ */
+export function unavailableCause(err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e) return undefined;
+  return typeof e.code === 'string' ? e.code : messageCause(e.message);
 }

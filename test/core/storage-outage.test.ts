@@ -26,6 +26,7 @@ test('an outage is logged once with its cause, and its end once with the failure
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     for (let i = 0; i < 3; i++) outage.failed(cause, log);
     assert.equal(outage.down, true);
+    assert.equal(outage.cause, 'ECONNREFUSED');
     assert.deepEqual(lines.map((l) => l.level), ['warn']);
     assert.deepEqual(lines[0]!.obj, { cause: { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' } });
 
@@ -46,6 +47,8 @@ test('an outage is logged once with its cause, and its end once with the failure
     outage.failed(new Error('Connection terminated unexpectedly'), log);
     assert.equal(lines.length, 3);
     assert.equal(lines[2]!.level, 'warn');
+    // pg's messages carry no code: /readyz gives them one of its own.
+    assert.equal(outage.cause, 'CONNECTION_TERMINATED');
   } finally {
     outage.close();
   }
