@@ -15,14 +15,18 @@ import { CONNECT_TIMEOUT_MS, openStore, type Store } from '../../src/db/connect.
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createRequire } from 'node:module';
 import type pgTypes from 'pg';
-import { IDLE_MS, PROBE_TIMEOUT_MS, serverProbe, STALL_MS } from '../../src/db/stall-guard.js';
+import { IDLE_MS, LOST_MS, PROBE_TIMEOUT_MS, serverProbe, STALL_MS, type Asked, type SessionSeen } from '../../src/db/stall-guard.js';
 import { isStoreUnavailable } from '../../src/errors/store-unavailable.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
+import { until } from '../helpers/processes.js';
 import { TcpPartition } from '../helpers/tcp-partition.js';
 
 const pg = process.env.TEST_DATABASE_URL;
 /** Stalled for STALL_MS, found at the next check (each second), then the probe's own wait, and some slack. */
 const CUT_WITHIN_MS = STALL_MS + 1_000 + PROBE_TIMEOUT_MS + 2_000;
+/** The same for a connection silent while the server answers others: taken for lost after LOST_MS. */
+const LOST_WITHIN_MS = LOST_MS + 1_000 + PROBE_TIMEOUT_MS + 2_000;
+const nothing = () => [];
 
 /** Resolves with the time `p` took to reject as the store unavailable. */
 async function failsUnavailable(p: Promise<unknown>): Promise<number> {
@@ -108,11 +112,11 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
     const missing = new URL(url);
     missing.pathname = '/sdg_no_such_database';
     // 3D000 from Postgres itself: it answers, so statements waiting on it are not cut.
-    assert.deepEqual(await serverProbe(Client, missing.toString())([]), []);
+    await serverProbe(Client, missing.toString())([], nothing);
     proxy.partition();
     try {
       const t0 = performance.now();
-      await assert.rejects(serverProbe(Client, url)([]));
+      await assert.rejects(serverProbe(Client, url)([], nothing));
       assert.ok(performance.now() - t0 < PROBE_TIMEOUT_MS + 1_000);
     } finally {
       proxy.heal();
@@ -151,7 +155,7 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
     });
     try {
       const took = await failsUnavailable(stalled);
-      assert.ok(took < CUT_WITHIN_MS, `the statement failed after ${Math.round(took)} ms`);
+      assert.ok(took < LOST_WITHIN_MS, `the statement failed after ${Math.round(took)} ms`);
     } finally {
       proxy.heal();
     }
@@ -186,7 +190,8 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
       proxy.silenceOpen();
       try {
         const took = await failsUnavailable(meter.settle(held.reservationId, { requestId: 'req_forgotten_2', keyId: null, endpoint: 'e' }));
-        assert.ok(took < CUT_WITHIN_MS, `the charge failed after ${Math.round(took)} ms`);
+        // The group's outcome is then looked for (lost-answers.ts), perhaps on a connection silent in turn.
+        assert.ok(took < 2 * LOST_WITHIN_MS, `the charge failed after ${Math.round(took)} ms`);
       } finally {
         proxy.heal();
       }
@@ -200,7 +205,7 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
     assert.deepEqual(charged, ['req_forgotten_1', 'req_forgotten_3']);
   });
 
-  test('the probe names the sessions asked about that run nothing (gone, or idle), ends them, and trusts no id through a pooler', { timeout: 60_000 }, async () => {
+  test('the probe: what it sees of the sessions asked about (gone, idle, or running), the ends it makes, and no id trusted through a pooler', { timeout: 60_000 }, async () => {
     const { Client } = createRequire(import.meta.url)('pg') as typeof pgTypes;
     // What a pooler gives: a process id that is not the server session's.
     class PoolerLike extends Client {
@@ -209,29 +214,60 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
       }
       set processID(_: number) {}
     }
-    const idle = new Client({ connectionString: ts.env.DATABASE_URL });
-    const busy = new Client({ connectionString: ts.env.DATABASE_URL });
-    await idle.connect();
-    await busy.connect();
-    idle.on('error', () => undefined);
+    // A login role whose sessions take another role at login (current_user is then not usename).
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const [login, owner] = [`sdg_login_${suffix}`, `sdg_owner_${suffix}`];
+    await sql.raw(`create role ${owner}; create role ${login} login; grant ${owner} to ${login}; alter role ${login} set role = ${owner}`).execute(ts.store.db);
+    const asLogin = new URL(url);
+    asLogin.username = login;
+    const clients: pgTypes.Client[] = [];
+    const open = async (connectionString: string) => {
+      const c = new Client({ connectionString });
+      c.on('error', () => undefined);
+      await c.connect();
+      clients.push(c);
+      return c;
+    };
+    const pidOf = async (c: pgTypes.Client) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    /** Runs the probe; what it saw, and asks it to end `end` (of those seen). */
+    const probe = async (P: typeof Client, u: string, asked: Asked[], end: (seen: SessionSeen[]) => number[] = nothing) => {
+      let seen: SessionSeen[] | undefined;
+      await serverProbe(P, u)(asked, (s) => {
+        seen = s;
+        return end(s);
+      });
+      return (seen ?? []).sort((a, b) => a.pid - b.pid);
+    };
+    const alive = async (pids: number[]) => (await ts.store.db.executeQuery(sql<{ pid: number }>`select pid from pg_stat_activity where pid = any(${pids}::int[]) order by pid`.compile(ts.store.db))).rows.map((r) => r.pid);
     try {
-      const pidOf = async (c: pgTypes.Client) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-      const [idlePid, busyPid] = [await pidOf(idle), await pidOf(busy)];
+      const [idle, busy, other, otherIdle] = [await open(ts.env.DATABASE_URL!), await open(ts.env.DATABASE_URL!), await open(asLogin.toString()), await open(asLogin.toString())];
+      const [idlePid, busyPid, otherPid, otherIdlePid] = [await pidOf(idle), await pidOf(busy), await pidOf(other), await pidOf(otherIdle)];
       const gonePid = 2_147_483_000;
-      const sleeping = busy.query('select pg_sleep(4)');
+      const sleeping = Promise.all([busy.query('select pg_sleep(5)'), other.query('select pg_sleep(5)')]);
+      sleeping.catch(() => undefined); // a failure below ends them: its own error is the one to see
       await new Promise((r) => setTimeout(r, IDLE_MS + 500));
-      // Through a pooler nothing is named, and nothing ended.
-      assert.deepEqual(await serverProbe(PoolerLike, url)([idlePid, busyPid, gonePid]), []);
-      // Direct: the idle session and the one that is not there; the one running a statement is left.
-      assert.deepEqual((await serverProbe(Client, url)([idlePid, busyPid, gonePid, idlePid])).sort(), [idlePid, gonePid].sort());
+      const age = 3;
+      const asked = [idlePid, busyPid, gonePid].map((pid) => ({ pid, ageS: age }));
+      // Through a pooler nothing is seen, and nothing ended.
+      assert.deepEqual(await probe(PoolerLike, url, asked, () => [idlePid]), []);
+      assert.deepEqual(await alive([idlePid]), [idlePid]);
+      const seen = (pid: number, gone: boolean, idle: boolean): SessionSeen => ({ pid, gone, idle });
+      assert.deepEqual(await probe(Client, url, asked), [seen(idlePid, false, true), seen(busyPid, false, false), seen(gonePid, true, false)].sort((a, b) => a.pid - b.pid));
+      // A pid whose session is far older or younger than the connection asked about is another session (a reused pid): gone.
+      assert.deepEqual(await probe(Client, url, [{ pid: idlePid, ageS: age + 60 }]), [seen(idlePid, true, true)]);
+      // A role taken at login: its sessions are seen as they are (by the login role), running or idle.
+      const asked2 = [otherPid, otherIdlePid].map((pid) => ({ pid, ageS: age }));
+      assert.deepEqual(await probe(Client, asLogin.toString(), asked2), [seen(otherPid, false, false), seen(otherIdlePid, false, true)].sort((a, b) => a.pid - b.pid));
+      // Ends only what is still idle: the running session asked for is left, the idle one ended.
+      await probe(Client, url, asked, () => [busyPid, idlePid]);
+      await until('the idle session ended', 5_000, async () => (await alive([idlePid, busyPid])).length === 1);
+      assert.deepEqual(await alive([idlePid, busyPid]), [busyPid]);
       await sleeping;
-      const left = await busy.query<{ pid: number }>('select pid from pg_stat_activity where pid = any($1::int[])', [[idlePid, busyPid]]);
-      assert.deepEqual(left.rows.map((r) => r.pid), [busyPid], 'the idle session was ended');
-      // A session idle for less than IDLE_MS (an answer may be on its way) is not named.
-      assert.deepEqual(await serverProbe(Client, url)([busyPid]), []);
+      // A session idle for less than IDLE_MS (an answer may be on its way) is not idle yet.
+      assert.deepEqual(await probe(Client, url, [{ pid: busyPid, ageS: age + 5 }]), [seen(busyPid, false, false)]);
     } finally {
-      await idle.end().catch(() => undefined);
-      await busy.end();
+      for (const c of clients) await c.end().catch(() => undefined);
+      await sql.raw(`drop role if exists ${login}; drop role if exists ${owner}`).execute(ts.store.db);
     }
   });
 });
