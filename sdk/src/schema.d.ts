@@ -1232,9 +1232,12 @@ export interface components {
         UsageRecord: {
             /** @description opaque id of the entry (led_…); says nothing about other accounts or volume */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description grant: credits added (or, with a negative amount, taken back) by the operator; charge: a call's cost
+             * @enum {string}
+             */
             kind: "grant" | "charge";
-            /** @description positive for grants, negative for charges */
+            /** @description negative for charges; positive for grants, negative for an operator's correction (`sdg credits deduct`) */
             amount: number;
             balanceAfter: number;
             requestId: string | null;

@@ -10,7 +10,7 @@ import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
 import { findJob } from './jobs-show.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
-import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
+import { deduct, DEDUCT_WAIT_MS, getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
 import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
 import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
@@ -254,6 +254,27 @@ credits
         throw err instanceof AppError ? new CliError(err.message) : err;
       });
       print(!!o.json, { accountId, balance }, `${accountId} balance: ${balance}`);
+    }),
+  );
+
+credits
+  .command('deduct')
+  .description("take credits back from an account (a grant's correction): a ledger entry of kind grant with a negative amount")
+  .argument('<accountId>')
+  .argument('<credits>')
+  .option('--note <text>', 'ledger note', 'deducted by operator')
+  .option('--json', 'print JSON')
+  .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
+    withStore(async (store) => {
+      const n = parsePositiveInt('credits', amount);
+      if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+      const note = parseName('--note', o.note, 200);
+      const r = await deduct(store, accountId, n, note);
+      if (!('balance' in r)) {
+        const held = r.leased > 0 ? ` (${r.leased} more are leased to API processes for calls in flight, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : '';
+        throw new CliError(`Only ${r.available} credits can be deducted from ${accountId} now${held}; nothing was deducted.`);
+      }
+      print(!!o.json, { accountId, balance: r.balance }, `${accountId} balance: ${r.balance}`);
     }),
   );
 

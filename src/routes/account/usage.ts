@@ -8,8 +8,8 @@ import { PageQuery, paginated } from '../../http/schemas.js';
 
 export const LedgerEntry = Type.Object({
   id: Type.String({ description: 'opaque id of the entry (led_…); says nothing about other accounts or volume' }),
-  kind: Type.Union([Type.Literal('grant'), Type.Literal('charge')]),
-  amount: Type.Integer({ description: 'positive for grants, negative for charges' }),
+  kind: Type.Union([Type.Literal('grant'), Type.Literal('charge')], { description: "grant: credits added (or, with a negative amount, taken back) by the operator; charge: a call's cost" }),
+  amount: Type.Integer({ description: "negative for charges; positive for grants, negative for an operator's correction (`sdg credits deduct`)" }),
   balanceAfter: Type.Integer(),
   requestId: Type.Union([Type.String(), Type.Null()]),
   keyId: Type.Union([Type.String(), Type.Null()]),
