@@ -190,8 +190,11 @@ export function serverProbe(Client: typeof pg.Client, connectionString: string):
         return;
       }
       // As the login role: a role taken at login (ALTER ROLE ... SET role) could neither see the
-      // sessions' state nor end them, both allowed for the role a session logged in as.
-      await client.query('set role none');
+      // sessions' state nor end them, both allowed for the role a session logged in as. For this
+      // transaction only: through a transaction pooler a session-wide SET would stay on the server
+      // connection for its next client.
+      await client.query('begin');
+      await client.query('set local role none');
       const me = (client as unknown as ClientInternals).processID ?? -1;
       const r = await client.query<{ direct: boolean; pid: number; gone: boolean; idle: boolean }>(SEEN_SESSIONS, [asked.map((a) => a.pid), asked.map((a) => a.ageS), me, IDLE_MS / 1000]);
       // Through a pooler, no process id is a session's: nothing seen.
@@ -199,6 +202,7 @@ export function serverProbe(Client: typeof pg.Client, connectionString: string):
       // Only sessions it saw, and saw as this connection's.
       const end = decide(seen).filter((pid) => seen.some((x) => x.pid === pid && !x.gone));
       if (end.length > 0) await client.query(END_SESSIONS, [end, IDLE_MS / 1000]);
+      await client.query('commit');
     });
     work.catch(() => undefined);
     try {
