@@ -83,7 +83,10 @@ export interface GroupEntries {
  * (test/scale/charge-plan.test.ts).
  *
  * First the owner row is locked (FOR SHARE, before any account: the lock order), and the statement
- * fails (LEASE_GONE) unless it still has the epoch this process knows: a sweep of this process's
+ * fails (LEASE_GONE) unless it still has the epoch this process knows; then the accounts, in id order
+ * (lk, before the update: the update's join locked them in whatever order its plan read them, and
+ * two processes' groups over the same accounts deadlocked, each victim costing a deadlock_timeout,
+ * 1 s): a sweep of this process's
  * leases changes it, after waiting for this lock, so it sees every group that committed and no group
  * after it spends what it gave back. The lease rows are not touched: each entry names its owner,
  * and the answer's last_id (the group's highest entry id) tells the process up to where its totals
@@ -94,11 +97,13 @@ export const CHARGE_GROUP = `
         select owner from credit_lease_owners where owner = $3 and epoch = $11::bigint for share
       ), chk as materialized (
         select (case when count(*) = 1 then '1' else '${LEASE_GONE}' end)::int as ok from o
+      ), lk as materialized (
+        select id from accounts where id = any($1::text[]) and (select ok from chk) = 1 order by id for update
       ), v as (
         select * from unnest($1::text[], $2::bigint[]) as v(account_id, total)
       ), d as (
         update accounts a set balance = a.balance - v.total, reserved = a.reserved - v.total from v
-         where a.id = v.account_id and a.id = any($1::text[]) and (select ok from chk) = 1
+         where a.id = v.account_id and a.id = any($1::text[]) and (select count(*) from lk) >= 0
         returning a.id, a.balance
       ), e as (
         select * from unnest($4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])

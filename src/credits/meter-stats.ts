@@ -32,6 +32,8 @@ export class MeterStats {
   groupCharges = 0;
   /** Group statements that failed, writing nothing: a lease of the group was swept (its calls are then charged directly), or Postgres failed (its calls answer the error, uncharged). */
   groupFailures = 0;
+  /** Group statements Postgres chose as a deadlock's victim (written nothing, sent again; each cost a `deadlock_timeout`). */
+  groupDeadlocks = 0;
   /** Charges whose lease was gone, charged from the available balance one at a time. */
   directCharges = 0;
   /**

@@ -482,6 +482,7 @@ export class PostgresMeterStore implements MeterStore {
         } catch (err) {
           // Accounts are locked in id order, so this is not expected; if it happens, nothing was written.
           if ((err as { code?: string }).code !== '40P01' || attempt >= DEADLOCK_RETRIES) throw err;
+          this.stats.groupDeadlocks++;
         }
       }
     } catch (err) {

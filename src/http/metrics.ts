@@ -142,6 +142,7 @@ export function watchMeter(registry: Registry, stats: MeterStats): void {
   collected(registry, 'sdg_meter_leases_lost_total', "This process's leases found swept (it stalled beyond CREDIT_LEASE_SECONDS)", 'counter', () => [{ labels: {}, value: stats.leasesLost }]);
   collected(registry, 'sdg_meter_group_seconds', 'Time of a committed group charge statement', 'histogram', () => stats.groupSeconds.samples('sdg_meter_group_seconds'));
   collected(registry, 'sdg_meter_group_charges_total', 'Charges committed by group statements', 'counter', () => [{ labels: {}, value: stats.groupCharges }]);
+  collected(registry, 'sdg_meter_group_deadlocks_total', "Group charge statements Postgres chose as a deadlock's victim (nothing written; sent again)", 'counter', () => [{ labels: {}, value: stats.groupDeadlocks }]);
   collected(registry, 'sdg_meter_group_failures_total', 'Group charge statements that failed (nothing written, or their answer lost: see sdg_meter_lost_answers_total)', 'counter', () => [{ labels: {}, value: stats.groupFailures }]);
   collected(registry, 'sdg_meter_lost_answers_total', "Charged calls whose charge's answer from Postgres was lost, by what the ledger then said (charged: answered so; not_charged: answered with the failure; unknown: Postgres could not be asked in time, answered with the failure and possibly charged)", 'counter', () =>
     (['charged', 'notCharged', 'unknown'] as const).map((k) => ({ labels: { outcome: k === 'notCharged' ? 'not_charged' : k }, value: stats.lostAnswers[k] })),

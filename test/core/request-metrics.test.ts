@@ -77,6 +77,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       assert.equal(line('sdg_meter_group_charges_total'), '30');
       assert.equal(line('sdg_meter_group_seconds_count'), '30');
       assert.equal(line('sdg_meter_group_failures_total'), '0');
+      assert.equal(line('sdg_meter_group_deadlocks_total'), '0');
       // The first call waits for the first slice, leased for it; the slices after it are mostly
       // leased ahead. A call that finds the slice spent while the next is being leased ahead waits
       // for that statement, not one of its own: so calls' own statements are at most the waits.
