@@ -271,8 +271,8 @@ credits
       const note = parseName('--note', o.note, 200);
       const r = await deduct(store, accountId, n, note);
       if (!('balance' in r)) {
-        const held = r.leased > 0 ? ` (${r.leased} more are leased to API processes for calls in flight, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : '';
-        throw new CliError(`Only ${r.available} credits can be deducted from ${accountId} now${held}; nothing was deducted.`);
+        const held = r.leased === 0 ? '' : r.waited ? ` (${r.leased} more are leased to API processes for calls, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : ` (${r.leased} more are leased to API processes for calls)`;
+        throw new CliError(`Only ${r.available} credits can be deducted from ${accountId} now${held}; nothing was deducted.`, 'insufficient_credits', 3, { available: r.available, leased: r.leased });
       }
       print(!!o.json, { accountId, balance: r.balance }, `${accountId} balance: ${r.balance}`);
     }),
@@ -419,12 +419,12 @@ try {
   // Under --json a failure is one JSON object on stderr, as sdg-client writes it, so a script reads
   // it the way it reads the answer (commander's own usage errors stay as it prints them).
   const asJson = process.argv.slice(2).includes('--json');
-  const fail = (code: string, message: string, exitCode: number): never => {
-    process.stderr.write(asJson ? `${JSON.stringify({ error: { code, message }, exitCode })}\n` : `sdg: ${message}\n`);
+  const fail = (code: string, message: string, exitCode: number, details?: Record<string, unknown>): never => {
+    process.stderr.write(asJson ? `${JSON.stringify({ error: { code, message, ...(details ? { details } : {}) }, exitCode })}\n` : `sdg: ${message}\n`);
     process.exit(exitCode);
   };
   if (err instanceof ConfigError) fail('config', err.message, 2);
-  if (err instanceof CliError) fail('refused', err.message, 2);
+  if (err instanceof CliError) fail(err.code, err.message, err.exitCode, err.details);
   let config: Config | undefined;
   try {
     config = loadConfig();

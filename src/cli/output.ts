@@ -48,7 +48,17 @@ export function parseName(option: string, raw: string, max: number): string {
 const BLANK = new RegExp(`^[${LABEL_INVISIBLE}]*$`, 'u');
 const FORBIDDEN = new RegExp(`[${LABEL_FORBIDDEN}]`, 'u');
 
-export class CliError extends Error {}
+/** A command that cannot do what was asked: `code` and `exitCode` for scripts (`refused`, 2, unless said), `details` in its JSON. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code = 'refused',
+    readonly exitCode = 2,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 /** Rows as aligned columns under a header row (the readable form of a list). */
 export function table(headers: string[], rows: Array<Array<string | number | null>>): string {

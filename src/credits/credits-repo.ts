@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
 import { AppError } from '../errors/app-error.js';
+import { LeaseStatements } from './lease-statements.js';
 
 /** The most credits an account holds: 2^53 - 1, the largest whole number a JavaScript number holds exactly. */
 export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
@@ -34,10 +35,11 @@ export async function grant(db: Kysely<Database>, accountId: string, amount: num
   });
 }
 
-/** A deduction refused: what could be taken now, and what API processes hold (Postgres leases, for calls in flight or to come). */
+/** A deduction refused: what could be taken now, what API processes hold (Postgres leases, for calls in flight or to come), and whether it waited for them. */
 export interface DeductRefused {
   available: number;
   leased: number;
+  waited: boolean;
 }
 
 /** How long a deduction waits for API processes to give back credits they lease for no call. */
@@ -47,37 +49,46 @@ export const DEDUCT_WAIT_MS = 3_000;
  * An operator's correction (a grant made by mistake, credits to take back): the balance goes down by
  * `amount`, with a ledger entry of kind `grant` and a negative amount, in one transaction, never
  * below what the account has free. On Postgres the credits API processes lease for calls (reserved)
- * are not free: the deduction asks their holders to give back what they hold for no call (as a call
- * that cannot lease does) and tries again for DEDUCT_WAIT_MS. On SQLite the holds live in the API
- * process, unseen here: a call in flight whose charge no longer fits is refused at its charge (402),
- * never charged below zero.
+ * are not free: the deduction sweeps the leases of processes that stopped, asks the live holders to
+ * give back what they hold for no call (as a call that cannot lease does) and tries again for
+ * DEDUCT_WAIT_MS. On SQLite the holds live in the API process, unseen here: a call in flight whose
+ * charge no longer fits is refused at its charge (402), never charged below zero.
  */
 export async function deduct(store: { db: Kysely<Database>; dialect: 'sqlite' | 'postgres' }, accountId: string, amount: number, note: string | null): Promise<{ balance: number } | DeductRefused> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error(`deduct: amount must be a positive integer, got ${amount}`);
   const deadline = Date.now() + DEDUCT_WAIT_MS;
-  for (;;) {
-    const r = await store.db.transaction().execute(async (trx) => {
-      const acc = await trx
-        .updateTable('accounts')
-        .set({ balance: sql<number>`balance - ${amount}` })
-        .where('id', '=', accountId)
-        .where(sql<boolean>`balance - reserved >= ${amount}`)
-        .returning(['balance'])
-        .executeTakeFirst();
-      if (acc) {
-        await trx
-          .insertInto('ledger_entries')
-          .values({ account_id: accountId, kind: 'grant', amount: -amount, balance_after: acc.balance, request_id: null, key_id: null, endpoint: null, note, created_at: nowIso() })
-          .execute();
-        return { balance: Number(acc.balance) };
-      }
-      const now = await trx.selectFrom('accounts').select(['balance', 'reserved']).where('id', '=', accountId).executeTakeFirst();
-      if (!now) throw new Error(`No account ${accountId}.`);
-      return { available: Number(now.balance) - Number(now.reserved), leased: Number(now.reserved) };
-    });
+  for (let waited = false; ; waited = true) {
+    let r: { balance: number } | DeductRefused;
+    try {
+      r = await store.db.transaction().execute(async (trx) => {
+        const acc = await trx
+          .updateTable('accounts')
+          .set({ balance: sql<number>`balance - ${amount}` })
+          .where('id', '=', accountId)
+          .where(sql<boolean>`balance - reserved >= ${amount}`)
+          .returning(['balance'])
+          .executeTakeFirst();
+        if (acc) {
+          await trx
+            .insertInto('ledger_entries')
+            .values({ account_id: accountId, kind: 'grant', amount: -amount, balance_after: acc.balance, request_id: null, key_id: null, endpoint: null, note, created_at: nowIso() })
+            .execute();
+          return { balance: Number(acc.balance) };
+        }
+        const now = await trx.selectFrom('accounts').select(['balance', 'reserved']).where('id', '=', accountId).executeTakeFirst();
+        if (!now) throw new Error(`No account ${accountId}.`);
+        return { available: Number(now.balance) - Number(now.reserved), leased: Number(now.reserved), waited };
+      });
+    } catch (err) {
+      // Chosen as a deadlock's victim while queued behind others' locks: nothing was written.
+      if ((err as { code?: unknown }).code === '40P01' && Date.now() < deadline) continue;
+      throw err;
+    }
     if ('balance' in r || store.dialect !== 'postgres' || r.available + r.leased < amount || Date.now() >= deadline) return r;
-    // Leases hold what is missing: their processes are asked to give back what no call holds
-    // (they answer within a tick, postgres-meter-store.ts), then the deduction is tried again.
+    // Leases hold what is missing. Those of processes that stopped are swept back (else they would
+    // stay reserved until a running API process swept them); the live holders are asked to give
+    // back what no call holds (they answer within a tick, postgres-meter-store.ts). Then again.
+    if (!waited) await new LeaseStatements(store.db, 'sdg-deduct', 0).sweep();
     await store.db.updateTable('credit_leases').set({ wanted: true }).where('account_id', '=', accountId).where('amount', '>', 0).execute();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

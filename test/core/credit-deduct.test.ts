@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { deduct, getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
+import { PostgresMeterStore } from '../../src/credits/postgres-meter-store.js';
 import type { AppError } from '../../src/errors/app-error.js';
 import { backends } from '../helpers/backends.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -32,9 +33,13 @@ for (const backend of backends()) {
       const [entry] = (usage.json() as { items: Array<Record<string, unknown>> }).items;
       assert.deepEqual({ kind: entry!.kind, amount: entry!.amount, balanceAfter: entry!.balanceAfter, note: entry!.note }, { kind: 'grant', amount: -300, balanceAfter: 700, note: 'the grant of 2026-12-01 was made twice' });
 
+      // Refused, not a usage error: exit 3, and under --json the figures for a script.
       const over = await runSdg(['credits', 'deduct', a.accountId, '701'], env);
-      assert.equal(over.code, 2, over.stderr);
+      assert.equal(over.code, 3, over.stderr);
       assert.match(over.stderr, /^sdg: Only 700 credits can be deducted from acc_\S+ now; nothing was deducted\./);
+      const overJson = await runSdg(['credits', 'deduct', a.accountId, '701', '--json'], env);
+      assert.equal(overJson.code, 3);
+      assert.deepEqual(JSON.parse(overJson.stderr), { error: { code: 'insufficient_credits', message: `Only 700 credits can be deducted from ${a.accountId} now; nothing was deducted.`, details: { available: 700, leased: 0 } }, exitCode: 3 });
       for (const args of [['0'], ['-5'], ['x'], ['5', '--note', ' ']]) {
         const bad = await runSdg(['credits', 'deduct', a.accountId, ...args], env);
         assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
@@ -97,13 +102,28 @@ for (const backend of backends()) {
         await until('no credits leased', 5_000, async () => (await getBalance(h.deps.store.db, a.accountId))!.reserved === 0);
       });
 
+      test('the leases of an API process that stopped (killed) are swept back for the deduction, not reported as held', async () => {
+        const a = await h.account({ credits: 1_000 });
+        const dead = new PostgresMeterStore(h.deps.store.db, { leaseSeconds: 30 });
+        const held = await dead.reserve(a.accountId, COST);
+        assert.ok(held.ok);
+        assert.ok(await dead.settle(held.reservationId, { requestId: 'req_before_kill', keyId: null, endpoint: 'echoHello' }));
+        // Killed: it renews nothing and gives nothing back; its lease outlives it.
+        clearInterval((dead as unknown as { timer?: NodeJS.Timeout }).timer);
+        await h.deps.store.db.updateTable('credit_lease_owners').set({ expires_at: new Date(Date.now() - 60_000) }).where('owner', '=', dead.owner).execute();
+        assert.ok((await getBalance(h.deps.store.db, a.accountId))!.reserved > 0, 'a lease left behind');
+        assert.deepEqual(await deduct(h.deps.store, a.accountId, 1_000 - COST, 'correction'), { balance: 0 });
+        assert.deepEqual(await getBalance(h.deps.store.db, a.accountId), { balance: 0, reserved: 0 });
+        assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 0);
+      });
+
       test('credits held by a call in flight are not deducted: the deduction says what it could take, and takes nothing', async () => {
         const a = await h.account({ credits: 100 });
         const held = await h.deps.meter.reserve(a.accountId, 60);
         assert.ok(held.ok);
         const r = await deduct(h.deps.store, a.accountId, 50, 'correction');
         assert.ok(!('balance' in r), 'refused');
-        assert.equal(r.available, 40);
+        assert.deepEqual(r, { available: 40, leased: 60, waited: true });
         assert.ok(await h.deps.meter.settle(held.reservationId, { requestId: 'req_held', keyId: null, endpoint: 'echoHello' }));
         assert.equal(await balanceOf(a.accountId), 40);
         assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 40);
