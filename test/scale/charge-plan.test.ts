@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
-import { CHARGE_GROUP } from '../../src/credits/lease-statements.js';
+import { CHARGE_GROUP, CHARGE_GROUP_ORDERED } from '../../src/credits/lease-statements.js';
 import { meterStoreFor } from '../../src/credits/meter-store-for.js';
 import type { MeterStore } from '../../src/credits/meter-store.js';
 import { openStore, type Store } from '../../src/db/connect.js';
@@ -60,35 +60,38 @@ describe('the group charge plan (postgres)', { skip: !pgUrl }, () => {
   test('the generic plan reads accounts and the owner row by index, and no lease row, for one account and for fifty, with 1,000 and 30,000 stored', async () => {
     for (const stored of [1_000, 30_000]) {
       await accounts(stored);
-      await store.chargeDb!.connection().execute(async (conn) => {
-        // The statement's own text, prepared and explained on one charge session.
-        await sql.raw(`prepare charge_probe(text[], bigint[], text, text[], bigint[], bigint[], text[], text[], text[], text, bigint) as ${CHARGE_GROUP}`).execute(conn);
-        try {
-          for (const n of [1, 50]) {
-            const accs = Array.from({ length: n }, (_, i) => id(i * 5));
-            const arr = (xs: Array<string | number>) => `'{${xs.join(',')}}'`;
-            const plan = (
-              await sql
-                .raw<{ 'QUERY PLAN': string }>(
-                  `explain (costs off) execute charge_probe(${arr(accs)}, ${arr(accs.map(() => 10))}, 'p_other', ${arr(accs)}, ${arr(accs.map(() => 10))}, ${arr(accs.map(() => 0))}, ${arr(accs.map((_, i) => `r${i}`))}, ${arr(accs.map(() => 'k'))}, ${arr(accs.map(() => 'e'))}, '2026-01-01T00:00:00.000Z', 1)`,
-                )
-                .execute(conn)
-            ).rows
-              .map((r) => r['QUERY PLAN'])
-              .join('\n');
-            const what = `${stored} stored, ${n} charged:\n${plan}`;
-            assert.doesNotMatch(plan, /Seq Scan on (accounts|credit_lease_owners)/, what);
-            assert.match(plan, /Index Scan using accounts_pkey on accounts/, what);
-            // The owner row is locked by its key; the lease rows are not read at all (migration 014).
-            assert.match(plan, /Index Scan using credit_lease_owners_pkey on credit_lease_owners/, what);
-            assert.doesNotMatch(plan, /credit_leases/, what);
+      // Both texts: over one account, and over several (its accounts locked in id order first).
+      for (const text of [CHARGE_GROUP, CHARGE_GROUP_ORDERED]) {
+        await store.chargeDb!.connection().execute(async (conn) => {
+          // The statement's own text, prepared and explained on one charge session.
+          await sql.raw(`prepare charge_probe(text[], bigint[], text, text[], bigint[], bigint[], text[], text[], text[], text, bigint) as ${text}`).execute(conn);
+          try {
+            for (const n of [1, 50]) {
+              const accs = Array.from({ length: n }, (_, i) => id(i * 5));
+              const arr = (xs: Array<string | number>) => `'{${xs.join(',')}}'`;
+              const plan = (
+                await sql
+                  .raw<{ 'QUERY PLAN': string }>(
+                    `explain (costs off) execute charge_probe(${arr(accs)}, ${arr(accs.map(() => 10))}, 'p_other', ${arr(accs)}, ${arr(accs.map(() => 10))}, ${arr(accs.map(() => 0))}, ${arr(accs.map((_, i) => `r${i}`))}, ${arr(accs.map(() => 'k'))}, ${arr(accs.map(() => 'e'))}, '2026-01-01T00:00:00.000Z', 1)`,
+                  )
+                  .execute(conn)
+              ).rows
+                .map((r) => r['QUERY PLAN'])
+                .join('\n');
+              const what = `${stored} stored, ${n} charged:\n${plan}`;
+              assert.doesNotMatch(plan, /Seq Scan on (accounts|credit_lease_owners)/, what);
+              assert.match(plan, /Index Scan using accounts_pkey on accounts/, what);
+              // The owner row is locked by its key; the lease rows are not read at all (migration 014).
+              assert.match(plan, /Index Scan using credit_lease_owners_pkey on credit_lease_owners/, what);
+              assert.doesNotMatch(plan, /credit_leases/, what);
+            }
+            const [row] = (await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where name = 'charge_probe'`.execute(conn)).rows;
+            assert.deepEqual({ ...row }, { generic_plans: 2, custom_plans: 0 });
+          } finally {
+            await sql.raw('deallocate charge_probe').execute(conn);
           }
-          const [row] = (await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where name = 'charge_probe'`.execute(conn)).rows;
-          assert.deepEqual({ ...row }, { generic_plans: 2, custom_plans: 0 });
-        } finally {
-          await sql.raw('deallocate charge_probe').execute(conn);
-        }
-      });
+        });
+      }
     }
   });
 
