@@ -7,12 +7,14 @@ import { createAccount, createKey, getAccount, keysPage, listAccounts, revokeAll
 import { AppError } from '../errors/app-error.js';
 import { createKeyWithinLimit, keyLimitOf } from '../accounts/key-limit.js';
 import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
-import { findJob } from './jobs-show.js';
+import { registerJobCommands } from './jobs-commands.js';
+import { registerCreditCommands } from './credits-commands.js';
+import { withStore } from './with-store.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
-import { deduct, DEDUCT_WAIT_MS, getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
+import { getBalance, grant, ledgerPage } from '../credits/credits-repo.js';
 import { backupSqlite, BackupTargetExistsError } from '../db/backup.js';
-import { openStore, SQLITE_FILE, type Store } from '../db/connect.js';
+import { openStore, SQLITE_FILE } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
 import { storeInUse } from '../db/store-in-use.js';
@@ -30,23 +32,6 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
   throw err;
 });
-
-async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const file = join(config.dataDir, SQLITE_FILE);
-  const made = !config.databaseUrl && !existsSync(file);
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 2 });
-  // Run from another directory, or with DATA_DIR mistyped, a command made a store of its own, and an
-  // account made there got 401 from the running gateway: said on stderr, not refused (a first
-  // account may be made before the gateway's first start).
-  if (made) process.stderr.write(`sdg: no store was at ${resolve(file)}; made a new one. If the gateway runs with another DATA_DIR, it will not see this.\n`);
-  try {
-    await migrateToLatest(store);
-    return await fn(store, config);
-  } finally {
-    await store.close();
-  }
-}
 
 // exitOverride: commander's usage errors (a missing option, an unknown one) throw, and end with exit
 // code 2 below, as our own checks of arguments do; set before the commands, which inherit it. After
@@ -236,47 +221,7 @@ accounts
     }),
   );
 
-const credits = program.command('credits').description('manage credits');
-credits
-  .command('grant')
-  .description('grant credits to an account')
-  .argument('<accountId>')
-  .argument('<credits>')
-  .option('--note <text>', 'ledger note', 'granted by operator')
-  .option('--json', 'print JSON')
-  .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
-    withStore(async (store) => {
-      const n = parsePositiveInt('credits', amount);
-      if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-      // Shown in the account's usage (API, dashboard, both command lines): a label's rules.
-      const note = parseName('--note', o.note, 200);
-      const balance = await grant(store.db, accountId, n, note).catch((err: unknown) => {
-        throw err instanceof AppError ? new CliError(err.message) : err;
-      });
-      print(!!o.json, { accountId, balance }, `${accountId} balance: ${balance}`);
-    }),
-  );
-
-credits
-  .command('deduct')
-  .description("take credits back from an account (a grant's correction): a ledger entry of kind grant with a negative amount")
-  .argument('<accountId>')
-  .argument('<credits>')
-  .option('--note <text>', 'ledger note', 'deducted by operator')
-  .option('--json', 'print JSON')
-  .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
-    withStore(async (store) => {
-      const n = parsePositiveInt('credits', amount);
-      if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-      const note = parseName('--note', o.note, 200);
-      const r = await deduct(store, accountId, n, note);
-      if (!('balance' in r)) {
-        const held = r.leased === 0 ? '' : r.waited ? ` (${r.leased} more are leased to API processes for calls, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : ` (${r.leased} more are leased to API processes for calls)`;
-        throw new CliError(`Only ${r.available} credits can be deducted from ${accountId} now${held}; nothing was deducted.`, 'insufficient_credits', 3, { available: r.available, leased: r.leased });
-      }
-      print(!!o.json, { accountId, balance: r.balance }, `${accountId} balance: ${r.balance}`);
-    }),
-  );
+registerCreditCommands(program);
 
 const keys = program.command('keys').description('manage API keys');
 keys
@@ -383,19 +328,7 @@ program
     }),
   );
 
-const jobs = program.command('jobs').description('background jobs: watchlist batches, exports, crawl cycles');
-jobs
-  .command('show')
-  .description('one job by id: a batch (wlb_…), an export (numeric), a crawl cycle (cyc_…) or a cycle target (cyc_…:USER_ID)')
-  .argument('<id>')
-  .option('--json', 'print JSON')
-  .action(async (id: string, o: { json?: boolean }) =>
-    withStore(async (store) => {
-      const job = await findJob(store.db, id);
-      if (!job) throw new CliError(`No job ${id}: not a watchlist batch, export, crawl cycle or crawl target of this store.`);
-      print(!!o.json, job, table(['FIELD', 'VALUE'], Object.entries(job).map(([k, v]) => [k, v === null || typeof v !== 'object' ? (v as string | number | null) : JSON.stringify(v)])));
-    }),
-  );
+registerJobCommands(program);
 
 const demo = program.command('demo').description('the built-in demo network (simulated data)');
 demo

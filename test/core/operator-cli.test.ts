@@ -213,6 +213,35 @@ for (const backend of backends()) {
       assert.equal(none.code, 2);
       assert.match(none.stderr, /No job wlb_missing/);
     });
+
+    test('jobs list: the newest jobs of every account, filtered by kind, status and account; bad filters exit 2', async () => {
+      const other = (JSON.parse((await runSdg(['accounts', 'create', '--name', 'Other', '--json'], ts.env)).stdout) as { accountId: string }).accountId;
+      const at = (minutes: number) => new Date(Date.UTC(2030, 0, 1, 0, minutes)).toISOString();
+      await createBatch(ts.store.db, { id: 'wlb_list1', accountId, operation: 'add', items: [{ socialUserId: '1', username: null }], now: at(1) });
+      await createExport(ts.store.db, { id: '900000001', accountId: other, start: '2025-06-01T00:00:00.000Z', end: '2025-06-02T00:00:00.000Z', now: at(2) });
+      await createExport(ts.store.db, { id: '900000002', accountId, start: '2025-06-01T00:00:00.000Z', end: '2025-06-02T00:00:00.000Z', now: at(3) });
+      await ts.store.db.updateTable('exports').set({ status: 'failed', error: 'the object store refused the upload', attempts: 3, completed_at: at(4) }).where('id', '=', '900000002').execute();
+      type Row = { kind: string; id: string; accountId: string | null; status: string; error: string | null; attempts: number | null };
+      const list = async (...args: string[]) => {
+        const r = await runSdg(['jobs', 'list', ...args, '--json'], ts.env);
+        assert.equal(r.code, 0, r.stderr);
+        return JSON.parse(r.stdout) as Row[];
+      };
+      // Newest first (created in 2030, after every other job of this store).
+      const newest = await list('--limit', '3');
+      assert.deepEqual(newest.map((j) => [j.kind, j.id, j.status]), [['export', '900000002', 'failed'], ['export', '900000001', 'queued'], ['batch', 'wlb_list1', 'queued']]);
+      const failed = await list('--status', 'failed');
+      assert.deepEqual(failed.map((j) => ({ id: j.id, accountId: j.accountId, error: j.error, attempts: j.attempts })), [{ id: '900000002', accountId, error: 'the object store refused the upload', attempts: 3 }]);
+      assert.deepEqual((await list('--kind', 'export', '--account', other)).map((j) => j.id), ['900000001']);
+      assert.ok((await list('--kind', 'batch')).every((j) => j.kind === 'batch'));
+      const table = await runSdg(['jobs', 'list', '--status', 'failed'], ts.env);
+      assert.match(table.stdout, /^KIND\s+ID\s+ACCOUNT\s+STATUS\s+CREATED\s+FINISHED\s+ATTEMPTS\s+ERROR\nexport\s+900000002\s+acc_\S+\s+failed\s/);
+      for (const args of [['--kind', 'job'], ['--kind', 'cycle', '--status', 'failed'], ['--status', 'stuck'], ['--limit', '0'], ['--account', 'acc_nope']]) {
+        const bad = await runSdg(['jobs', 'list', ...args], ts.env);
+        assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stdout}${bad.stderr}`);
+        assert.match(bad.stderr, /^sdg: /);
+      }
+    });
   });
 }
 

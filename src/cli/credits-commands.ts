@@ -1,0 +1,50 @@
+// `sdg credits grant|deduct`: an account's credits, each change with its ledger entry.
+import type { Command } from 'commander';
+import { deduct, DEDUCT_WAIT_MS, getBalance, grant } from '../credits/credits-repo.js';
+import { AppError } from '../errors/app-error.js';
+import { CliError, parseName, parsePositiveInt, print } from './output.js';
+import { withStore } from './with-store.js';
+
+export function registerCreditCommands(program: Command): void {
+  const credits = program.command('credits').description('manage credits');
+  credits
+    .command('grant')
+    .description('grant credits to an account')
+    .argument('<accountId>')
+    .argument('<credits>')
+    .option('--note <text>', 'ledger note', 'granted by operator')
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
+      withStore(async (store) => {
+        const n = parsePositiveInt('credits', amount);
+        if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+        // Shown in the account's usage (API, dashboard, both command lines): a label's rules.
+        const note = parseName('--note', o.note, 200);
+        const balance = await grant(store.db, accountId, n, note).catch((err: unknown) => {
+          throw err instanceof AppError ? new CliError(err.message) : err;
+        });
+        print(!!o.json, { accountId, balance }, `${accountId} balance: ${balance}`);
+      }),
+    );
+
+  credits
+    .command('deduct')
+    .description("take credits back from an account (a grant's correction): a ledger entry of kind grant with a negative amount")
+    .argument('<accountId>')
+    .argument('<credits>')
+    .option('--note <text>', 'ledger note', 'deducted by operator')
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
+      withStore(async (store) => {
+        const n = parsePositiveInt('credits', amount);
+        if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+        const note = parseName('--note', o.note, 200);
+        const r = await deduct(store, accountId, n, note);
+        if (!('balance' in r)) {
+          const held = r.leased === 0 ? '' : r.waited ? ` (${r.leased} more are leased to API processes for calls, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : ` (${r.leased} more are leased to API processes for calls)`;
+          throw new CliError(`Only ${r.available} credits can be deducted from ${accountId} now${held}; nothing was deducted.`, 'insufficient_credits', 3, { available: r.available, leased: r.leased });
+        }
+        print(!!o.json, { accountId, balance: r.balance }, `${accountId} balance: ${r.balance}`);
+      }),
+    );
+}
