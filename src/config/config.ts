@@ -34,6 +34,8 @@ export interface Config {
   plans: Plan[];
   defaultPlanId: string;
   costs: Record<string, number>;
+  /** Web pages of these origins may call the API from a browser (CORS_ORIGINS); '*' any; undefined none (the default). */
+  corsOrigins: string[] | '*' | undefined;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs. */
   trustProxy: false | number | string[];
   /** Hosts (host[:port]) a request may name for links built from its Host header. */
@@ -156,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultPlanId,
     costs: parseCosts(optStr(env, 'COSTS')),
     trustProxy: trustProxy(env),
+    corsOrigins: corsOrigins(env),
     allowedHosts: allowedHosts(env),
     metricsToken: metricsToken(env),
     metricsPort: optStr(env, 'METRICS_PORT') === undefined ? undefined : num(env, 'METRICS_PORT', 0, { min: 0, max: 65535, integer: true }),
@@ -243,6 +246,25 @@ function workerCount(env: Env, roles: Role[], databaseUrl: string | undefined, r
   }
   if (!roles.includes('api')) throw new ConfigError(`WORKERS=${n} sets how many processes serve the API, but ROLES (${roles.join(',')}) does not include api.`);
   return n;
+}
+
+function corsOrigins(env: Env): Config['corsOrigins'] {
+  const raw = optStr(env, 'CORS_ORIGINS')?.trim();
+  if (!raw) return undefined;
+  if (raw === '*') return '*';
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const o of list) {
+    let origin: string | undefined;
+    try {
+      const u = new URL(o);
+      origin = u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;
+    } catch {
+      origin = undefined;
+    }
+    // As a browser sends it: scheme, host and port, nothing after.
+    if (origin !== o) throw new ConfigError(`CORS_ORIGINS lists origins (https://app.example.com, no path or trailing slash) separated by commas, or is *; got ${o}.`);
+  }
+  return list;
 }
 
 function trustProxy(env: Env): Config['trustProxy'] {

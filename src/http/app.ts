@@ -115,7 +115,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   const checkResponses = opts.validateResponses ? responseChecker() : undefined;
   app.addHook('onRoute', (route) => {
     const op = (route.schema as { operationId?: string } | undefined)?.operationId;
-    const isPublic = route.url.startsWith('/docs') || route.config?.public === true;
+    // OPTIONS: the CORS preflight route (answered by its hook, below, with no key and no charge).
+    const isPublic = route.url.startsWith('/docs') || route.config?.public === true || route.method === 'OPTIONS';
     const cost = op ? (deps.config.costs[op] ?? 0) : 0;
     route.config = { ...(route.config ?? {}), cost, ...(isPublic ? { public: true } : {}) };
     if (route.schema && op) {
@@ -157,6 +158,21 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     }
   });
 
+  // Browsers on the origins the operator lists may call the API (off unless CORS_ORIGINS is set: a
+  // key in a web page is readable by whoever loads it). A preflight is answered by the plugin's
+  // hook before any route's, without a key, and charged nothing; every answer, errors included,
+  // carries the origin and exposes the headers a caller reads.
+  if (deps.config.corsOrigins && !opts.systemOnly) {
+    const { default: cors } = await import('@fastify/cors');
+    await app.register(cors, {
+      origin: deps.config.corsOrigins,
+      methods: ['GET', 'POST', 'DELETE'],
+      allowedHeaders: ['x-api-key', 'content-type', 'idempotency-key'],
+      exposedHeaders: ['x-request-id', 'x-credits-charged', 'x-credits-remaining', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'idempotent-replayed'],
+      maxAge: 600,
+      strictPreflight: false,
+    });
+  }
   await app.register(swagger, openapiOptions(deps.config));
   // Swagger UI, in an instance of its own built on the first request for it (docs-app.ts).
   if (!opts.systemOnly) {
