@@ -90,7 +90,8 @@ export interface GroupEntries {
  * are folded in by its next sync.
  *
  * A group over several accounts (CHARGE_GROUP_ORDERED) then locks them in id order before the
- * update (lk): the update's join locks them in whatever order its plan reads them, and two
+ * update (lk, FOR NO KEY UPDATE: the update's own lock, which foreign-key checks of rows that name
+ * the account do not wait for): the update's join locks them in whatever order its plan reads them, and two
  * processes' groups over the same accounts deadlocked (on plans chosen per value: 3 in 8 s over 3
  * accounts), each victim waiting out deadlock_timeout (1 s). It costs Postgres about 7% more CPU a
  * group (20 accounts, 2026-12-06); a group over one account cannot deadlock so and goes without.
@@ -103,7 +104,7 @@ const chargeGroup = (ordered: boolean) => `
       ), ${
         ordered
           ? `lk as materialized (
-        select id from accounts where id = any($1::text[]) and (select ok from chk) = 1 order by id for update
+        select id from accounts where id = any($1::text[]) and (select ok from chk) = 1 order by id for no key update
       ), `
           : ''
       }v as (

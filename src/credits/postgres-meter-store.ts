@@ -481,8 +481,9 @@ export class PostgresMeterStore implements MeterStore {
           break;
         } catch (err) {
           // Accounts are locked in id order, so this is not expected; if it happens, nothing was written.
-          if ((err as { code?: string }).code !== '40P01' || attempt >= DEADLOCK_RETRIES) throw err;
+          if ((err as { code?: string }).code !== '40P01') throw err;
           this.stats.groupDeadlocks++;
+          if (attempt >= DEADLOCK_RETRIES) throw err;
         }
       }
     } catch (err) {

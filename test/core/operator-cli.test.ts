@@ -236,7 +236,7 @@ for (const backend of backends()) {
       assert.ok((await list('--kind', 'batch')).every((j) => j.kind === 'batch'));
       const table = await runSdg(['jobs', 'list', '--status', 'failed'], ts.env);
       assert.match(table.stdout, /^KIND\s+ID\s+ACCOUNT\s+STATUS\s+CREATED\s+FINISHED\s+ATTEMPTS\s+ERROR\nexport\s+900000002\s+acc_\S+\s+failed\s/);
-      for (const args of [['--kind', 'job'], ['--kind', 'cycle', '--status', 'failed'], ['--status', 'stuck'], ['--limit', '0'], ['--account', 'acc_nope']]) {
+      for (const args of [['--kind', 'job'], ['--kind', 'cycle', '--status', 'failed'], ['--status', 'stuck'], ['--limit', '0'], ['--account', 'acc_nope'], ['--kind', 'cycle', '--account', accountId]]) {
         const bad = await runSdg(['jobs', 'list', ...args], ts.env);
         assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stdout}${bad.stderr}`);
         assert.match(bad.stderr, /^sdg: /);

@@ -138,8 +138,11 @@ export async function openDashboard(arrange: (g: Gateway) => Promise<void> = asy
       browser: b,
       page,
       async close() {
-        await b.close();
-        await g.close();
+        try {
+          await b.close();
+        } finally {
+          await g.close();
+        }
       },
     };
   } catch (err) {

@@ -160,8 +160,9 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
       proxy.heal();
     }
     // Ended by the guard (without it, the server would keep it, and its lock, until its keepalive noticed).
-    const sessions = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where pid = ${pid}`.execute(ts.store.db);
-    assert.equal(sessions.rows[0]!.n, 0, 'the silent connection\'s session is gone');
+    // (pg_terminate_backend signals the session; it leaves within moments.)
+    const sessions = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where pid = ${pid}`.execute(ts.store.db)).rows[0]!.n;
+    await until("the silent connection's session gone", 5_000, async () => (await sessions()) === 0);
     await ts.store.db.transaction().execute(async (trx) => {
       await sql`set local lock_timeout = '2s'`.execute(trx);
       await sql`update accounts set name = 'free again' where id = ${accountId}`.execute(trx);

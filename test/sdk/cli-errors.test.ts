@@ -106,7 +106,7 @@ describe('sdg-client failures', () => {
     assert.deepEqual(JSON.parse(usage.stderr), { error: { code: 'usage', message: "missing required argument 'user'" }, exitCode: exitCodes.usage });
   });
 
-  test('--max takes a whole number of at least 1: 0, blank, hex and exponents are usage errors, before any paid call', async () => {
+  test('--max takes a whole number of at least 1 (and --max-retries one of 0 or more): 0, blank, hex and exponents are usage errors, before any paid call', async () => {
     const before = (await new SdgClient({ apiKey: a.apiKey, baseUrl: g.url }).balance()).data.balance;
     for (const max of ['0', '', '0x10', '1e3', '-1', '2.5']) {
       const r = await cli(['exports', 'list', '--max', max, '--json'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
@@ -116,6 +116,10 @@ describe('sdg-client failures', () => {
     const tweets = await cli(['timeline', g.sample.usernames[0]!, '--max', '0'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
     assert.equal(tweets.code, exitCodes.usage, tweets.stderr);
     assert.equal((await new SdgClient({ apiKey: a.apiKey, baseUrl: g.url }).balance()).data.balance, before, 'nothing charged');
+    for (const n of ['', '0x10', '1e3', '-1']) {
+      const r = await cli(['balance', '--max-retries', n, '--json'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
+      assert.equal(r.code, exitCodes.usage, `--max-retries ${JSON.stringify(n)}: ${r.stderr}`);
+    }
     const one = await cli(['exports', 'list', '--max', '1', '--json'], { SDG_API_KEY: a.apiKey, SDG_BASE_URL: g.url });
     assert.equal(one.code, 0, one.stderr);
   });

@@ -29,8 +29,9 @@ export async function contextOf(cmd: Command): Promise<Context> {
   const o = cmd.optsWithGlobals<GlobalOptions>();
   const apiKey = await apiKeyOf(cmd, o);
   if (!apiKey) throw new AuthenticationError('No API key: set SDG_API_KEY, or pass --api-key-file (or --api-key).', 0, 'missing_api_key', undefined, undefined);
-  const maxRetries = Number(o.maxRetries);
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw usageError('--max-retries takes a whole number.');
+  // Decimal digits only: Number() took '', '0x10' and '1e3'.
+  const maxRetries = /^[0-9]{1,3}$/.test(String(o.maxRetries)) ? Number(o.maxRetries) : NaN;
+  if (Number.isNaN(maxRetries)) throw usageError(`--max-retries takes a whole number from 0 to 999, in decimal digits; got ${JSON.stringify(o.maxRetries)}.`);
   const out: Output = { json: Boolean(o.json), progress: o.progress };
   const client = new SdgClient({
     apiKey,
