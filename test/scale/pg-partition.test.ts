@@ -216,8 +216,9 @@ describe('Postgres behind a network partition (postgres)', { skip: !pg }, () => 
       set processID(_: number) {}
     }
     // A login role whose sessions take another role at login (current_user is then not usename).
-    const suffix = Math.random().toString(36).slice(2, 8);
-    const [login, owner] = [`sdg_login_${suffix}`, `sdg_owner_${suffix}`];
+    // Roles belong to the whole server: fixed names, and any left by a run that was killed dropped first.
+    const [login, owner] = ['sdg_test_login', 'sdg_test_owner'];
+    await sql.raw(`drop role if exists ${login}; drop role if exists ${owner}`).execute(ts.store.db);
     await sql.raw(`create role ${owner}; create role ${login} login; grant ${owner} to ${login}; alter role ${login} set role = ${owner}`).execute(ts.store.db);
     const asLogin = new URL(url);
     asLogin.username = login;
