@@ -2,7 +2,7 @@
 // each item's outcome shown as its batch completes); remove one.
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, api, query, sleep, type Page, type Single } from '../api.js';
 import { fmtTime } from '../format.js';
 import { Pager, usePaged } from '../paged.js';
@@ -143,8 +143,10 @@ export function WatchlistPage(): VNode {
 
   // Once the list is read again, the focus goes to the Remove button now in the removed row's place
   // (the row before it when it was the last, on the page before when its page emptied; the list's
-  // heading when none is left), not to <body>.
-  useEffect(() => {
+  // heading when none is left), not to <body>. Before the new rows are painted: rows are not keyed,
+  // so until then the focus sat on whichever row now filled the removed one's button, and a screen
+  // reader could name that one first.
+  useLayoutEffect(() => {
     if (refocus === undefined || paged.loading) return;
     setRefocus(undefined);
     const buttons = document.querySelectorAll<HTMLElement>('[data-testid="watchlist"] tbody button');
