@@ -1,9 +1,17 @@
 // `sdg credits grant|deduct`: an account's credits, each change with its ledger entry.
 import type { Command } from 'commander';
 import { deduct, DEDUCT_WAIT_MS, getBalance, grant } from '../credits/credits-repo.js';
+import type { Store } from '../db/connect.js';
 import { AppError } from '../errors/app-error.js';
 import { CliError, parseName, parsePositiveInt, print } from './output.js';
 import { withStore } from './with-store.js';
+
+/** A grant's or deduction's arguments: the credits, an account that exists, and the note, which is shown in the account's usage (API, dashboard, both command lines), so a label's rules. */
+async function change(store: Store, accountId: string, amount: string, note: string): Promise<{ n: number; note: string }> {
+  const n = parsePositiveInt('credits', amount);
+  if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
+  return { n, note: parseName('--note', note, 200) };
+}
 
 export function registerCreditCommands(program: Command): void {
   const credits = program.command('credits').description('manage credits');
@@ -16,10 +24,7 @@ export function registerCreditCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
       withStore(async (store) => {
-        const n = parsePositiveInt('credits', amount);
-        if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-        // Shown in the account's usage (API, dashboard, both command lines): a label's rules.
-        const note = parseName('--note', o.note, 200);
+        const { n, note } = await change(store, accountId, amount, o.note);
         const balance = await grant(store.db, accountId, n, note).catch((err: unknown) => {
           throw err instanceof AppError ? new CliError(err.message) : err;
         });
@@ -36,9 +41,7 @@ export function registerCreditCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
       withStore(async (store) => {
-        const n = parsePositiveInt('credits', amount);
-        if (!(await getBalance(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
-        const note = parseName('--note', o.note, 200);
+        const { n, note } = await change(store, accountId, amount, o.note);
         const r = await deduct(store, accountId, n, note);
         if (!('balance' in r)) {
           const held = r.leased === 0 ? '' : r.waited ? ` (${r.leased} more are leased to API processes for calls, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : ` (${r.leased} more are leased to API processes for calls)`;
