@@ -57,7 +57,9 @@ export const DEDUCT_WAIT_MS = 3_000;
 export async function deduct(store: { db: Kysely<Database>; dialect: 'sqlite' | 'postgres' }, accountId: string, amount: number, note: string | null): Promise<{ balance: number } | DeductRefused> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error(`deduct: amount must be a positive integer, got ${amount}`);
   const deadline = Date.now() + DEDUCT_WAIT_MS;
-  for (let waited = false; ; waited = true) {
+  // Whether it has waited for leases to be given back (a deadlock victim's retry is not a wait).
+  let waited = false;
+  for (;;) {
     let r: { balance: number } | DeductRefused;
     try {
       r = await store.db.transaction().execute(async (trx) => {
@@ -91,6 +93,7 @@ export async function deduct(store: { db: Kysely<Database>; dialect: 'sqlite' | 
     if (!waited) await new LeaseStatements(store.db, 'sdg-deduct', 0).sweep();
     await store.db.updateTable('credit_leases').set({ wanted: true }).where('account_id', '=', accountId).where('amount', '>', 0).execute();
     await new Promise((resolve) => setTimeout(resolve, 100));
+    waited = true;
   }
 }
 
