@@ -47,17 +47,19 @@ export async function listJobs(db: Kysely<Database>, f: JobFilter): Promise<JobR
   return rows.slice(0, f.limit);
 }
 
+/** A status's batches or exports, newest first: the statement itself, so that a test can read its plan. */
+export function accountJobsQuery(db: Kysely<Database>, kind: 'batch' | 'export', status: string, f: Pick<JobFilter, 'accountId' | 'limit'>) {
+  // Batches and exports keep the same columns under the same names; each table has an index that
+  // reads one status newest first, of every account or of one.
+  const table = kind === 'batch' ? 'watchlist_batches' : 'exports';
+  let q = db.selectFrom(table as 'exports').select(['id', 'account_id', 'status', 'created_at', 'completed_at', 'attempts', 'error']).where('status', '=', status as 'queued');
+  if (f.accountId !== undefined) q = q.where('account_id', '=', f.accountId);
+  return q.orderBy('created_at', 'desc').limit(f.limit);
+}
+
 async function newest(db: Kysely<Database>, kind: JobKind, status: string, f: JobFilter): Promise<JobRow[]> {
-  if (kind === 'batch') {
-    let q = db.selectFrom('watchlist_batches').select(['id', 'account_id', 'status', 'created_at', 'completed_at', 'attempts', 'error']).where('status', '=', status as 'queued');
-    if (f.accountId !== undefined) q = q.where('account_id', '=', f.accountId);
-    const r = await q.orderBy('created_at', 'desc').limit(f.limit).execute();
-    return r.map((x) => ({ kind, id: x.id, accountId: x.account_id, status: x.status, createdAt: x.created_at, completedAt: x.completed_at, attempts: x.attempts, error: x.error }));
-  }
-  if (kind === 'export') {
-    let q = db.selectFrom('exports').select(['id', 'account_id', 'status', 'created_at', 'completed_at', 'attempts', 'error']).where('status', '=', status as 'queued');
-    if (f.accountId !== undefined) q = q.where('account_id', '=', f.accountId);
-    const r = await q.orderBy('created_at', 'desc').limit(f.limit).execute();
+  if (kind !== 'cycle') {
+    const r = await accountJobsQuery(db, kind, status, f).execute();
     return r.map((x) => ({ kind, id: x.id, accountId: x.account_id, status: x.status, createdAt: x.created_at, completedAt: x.completed_at, attempts: x.attempts, error: x.error }));
   }
   const r = await db

@@ -25,6 +25,8 @@ export const PROBE_TIMEOUT_MS = 3_000;
  * parameter on a slow link, which shows its session idle until the whole message is in) is not.
  */
 export const LOST_MS = 2 * STALL_MS;
+/** LOST_MS as a multiple of the stall, so that a guard given a shorter stall (the tests') keeps the ratio. */
+const LOST_STALLS = LOST_MS / STALL_MS;
 /** How long a suspect's session must have been idle to be taken as lost: an answer sent is read well within it. */
 export const IDLE_MS = 2_000;
 /** A session is the connection's only if the server's age for it and ours differ by less than this (a connection takes up to 10 s to make; a reused pid is another session). */
@@ -126,14 +128,14 @@ export class StallGuard {
     const internals = (c: pg.PoolClient) => c as unknown as ClientInternals;
     // Those a live server may have lost: silent for LOST_MS, and with nothing left in Node's buffer
     // to write (a statement still being handed to the kernel is moving).
-    const lostable = this.suspects(now, 2 * this.stallMs).filter((c) => typeof internals(c).processID === 'number' && !internals(c).connection?.stream?.writableLength);
+    const lostable = this.suspects(now, LOST_STALLS * this.stallMs).filter((c) => typeof internals(c).processID === 'number' && !internals(c).connection?.stream?.writableLength);
     const asked = lostable.map((c) => ({ pid: internals(c).processID!, ageS: (now - this.watched.get(c)!.since) / 1000 }));
     let lost: pg.PoolClient[] = [];
     try {
       await this.probe(asked, (seen) => {
         // Still silent since they were asked about (an answer that came meanwhile clears one), and
         // their session gone or idle: lost on the way. Only a session that is still there is ended.
-        const still = new Set(this.suspects(performance.now(), 2 * this.stallMs));
+        const still = new Set(this.suspects(performance.now(), LOST_STALLS * this.stallMs));
         const byPid = new Map(seen.map((x) => [x.pid, x]));
         lost = lostable.filter((c) => {
           const x = byPid.get(internals(c).processID!);

@@ -70,6 +70,7 @@ test('a process killed during the ledger copy of migration 012 leaves the ledger
         ['012-ledger-one-index', 'Success'],
         ['013-active-keys-index', 'Success'],
         ['014-lease-spending-in-ledger', 'Success'],
+        ['015-batch-account-status-index', 'Success'],
       ]);
       const after = await ledgerState(reopened);
       assert.deepEqual(after.totals, before.totals);

@@ -202,6 +202,7 @@ for (const backend of backends()) {
         const names = Object.keys(migrations(backend)).sort();
         const down = await migrateTo(s.store, '010-ledger-no-fk-pg');
         assert.deepEqual(down.map((r) => [r.migrationName, r.direction, r.status]), [
+          ['015-batch-account-status-index', 'Down', 'Success'],
           ['014-lease-spending-in-ledger', 'Down', 'Success'],
           ['013-active-keys-index', 'Down', 'Success'],
           ['012-ledger-one-index', 'Down', 'Success'],
@@ -214,6 +215,7 @@ for (const backend of backends()) {
           ['012-ledger-one-index', 'Up'],
           ['013-active-keys-index', 'Up'],
           ['014-lease-spending-in-ledger', 'Up'],
+          ['015-batch-account-status-index', 'Up'],
         ]);
         assert.deepEqual(await describeSchema(s.store), latest);
         // 009 has no down step: going below it is refused, and nothing is reverted.

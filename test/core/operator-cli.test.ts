@@ -35,16 +35,16 @@ for (const backend of backends()) {
       if (own) assert.equal((await runSdg(['migrate'], env)).code, 0);
       const down = await runSdg(['migrate', '--to', '010-ledger-no-fk-pg', '--json'], env);
       assert.equal(down.code, 0, down.stderr);
-      assert.deepEqual(JSON.parse(down.stdout), { applied: [], reverted: ['014-lease-spending-in-ledger', '013-active-keys-index', '012-ledger-one-index', '011-crawl-cycle-counters'] });
+      assert.deepEqual(JSON.parse(down.stdout), { applied: [], reverted: ['015-batch-account-status-index', '014-lease-spending-in-ledger', '013-active-keys-index', '012-ledger-one-index', '011-crawl-cycle-counters'] });
       const up = await runSdg(['migrate'], env);
       assert.equal(up.code, 0, up.stderr);
-      assert.equal(up.stdout.trim(), 'applied: 011-crawl-cycle-counters, 012-ledger-one-index, 013-active-keys-index, 014-lease-spending-in-ledger');
+      assert.equal(up.stdout.trim(), 'applied: 011-crawl-cycle-counters, 012-ledger-one-index, 013-active-keys-index, 014-lease-spending-in-ledger, 015-batch-account-status-index');
       const oneWay = await runSdg(['migrate', '--to', '003-bulk'], env);
       assert.equal(oneWay.code, 2);
       assert.match(oneWay.stderr, /^sdg: Cannot migrate down to 003-bulk: 004-bluesky, 006-credit-leases, 007-export-retention, 009-hardening cannot be undone \(no down step\)\.$/m);
       const bad = await runSdg(['migrate', '--to', '099-nothing'], env);
       assert.equal(bad.code, 2);
-      assert.match(bad.stderr, /^sdg: No migration 099-nothing; this release's: 001-core, .*014-lease-spending-in-ledger\.$/m);
+      assert.match(bad.stderr, /^sdg: No migration 099-nothing; this release's: 001-core, .*015-batch-account-status-index\.$/m);
       if (own) rmSync(own, { recursive: true, force: true });
     });
 
@@ -55,7 +55,7 @@ for (const backend of backends()) {
         assert.equal(r.code, 2);
         assert.match(r.stderr, /^sdg: The store at \S+ is in use: stop every process that uses DATA_DIR \(the server, workers, the scheduler\) before `sdg migrate --to`/m);
         const names = (await sql<{ name: string }>`select name from kysely_migration`.execute(ts.store.db)).rows.map((m) => m.name);
-        assert.ok(names.includes('014-lease-spending-in-ledger'), 'nothing reverted');
+        assert.ok(names.includes('015-batch-account-status-index'), 'nothing reverted');
         // Bringing the schema up to date is still allowed while it runs (a server does it at start).
         assert.equal((await runSdg(['migrate'], ts.env)).code, 0);
       });
@@ -234,6 +234,8 @@ for (const backend of backends()) {
       assert.deepEqual(failed.map((j) => ({ id: j.id, accountId: j.accountId, error: j.error, attempts: j.attempts })), [{ id: '900000002', accountId, error: 'the object store refused the upload', attempts: 3 }]);
       assert.deepEqual((await list('--kind', 'export', '--account', other)).map((j) => j.id), ['900000001']);
       assert.ok((await list('--kind', 'batch')).every((j) => j.kind === 'batch'));
+      assert.deepEqual((await list('--kind', 'batch', '--account', accountId)).map((j) => j.id).slice(0, 1), ['wlb_list1']);
+      assert.deepEqual((await list('--kind', 'batch', '--account', other)).map((j) => j.id), []);
       const table = await runSdg(['jobs', 'list', '--status', 'failed'], ts.env);
       assert.match(table.stdout, /^KIND\s+ID\s+ACCOUNT\s+STATUS\s+CREATED\s+FINISHED\s+ATTEMPTS\s+ERROR\nexport\s+900000002\s+acc_\S+\s+failed\s/);
       for (const args of [['--kind', 'job'], ['--kind', 'cycle', '--status', 'failed'], ['--status', 'stuck'], ['--limit', '0'], ['--account', 'acc_nope'], ['--kind', 'cycle', '--account', accountId]]) {

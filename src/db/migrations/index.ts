@@ -13,6 +13,7 @@ import { crawlCycleCountersMigration } from './011-crawl-cycle-counters.js';
 import { ledgerOneIndexMigration } from './012-ledger-one-index.js';
 import { activeKeysIndexMigration } from './013-active-keys-index.js';
 import { leaseSpendingInLedgerMigration } from './014-lease-spending-in-ledger.js';
+import { batchAccountStatusIndexMigration } from './015-batch-account-status-index.js';
 
 // Versioned migrations, in order. Names sort lexically; never rename or edit one that has shipped.
 export function migrations(dialect: Dialect): Record<string, Migration> {
@@ -30,6 +31,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '012-ledger-one-index': ledgerOneIndexMigration(dialect),
     '013-active-keys-index': activeKeysIndexMigration(),
     '014-lease-spending-in-ledger': leaseSpendingInLedgerMigration(dialect),
+    '015-batch-account-status-index': batchAccountStatusIndexMigration(),
   };
 }
 
