@@ -1,15 +1,15 @@
 // How many active keys an account may hold: its plan's keyLimit. Every key carries its own rate limit,
 // so without a cap an account could multiply its allowance by creating keys.
 import type { Kysely } from 'kysely';
-import type { Plan } from '../config/plans.js';
+import { planOf, type Plan } from '../config/plans.js';
 import type { Database } from '../db/schema.js';
 import { createKey, lockAccountRow, type NewKey } from './accounts-repo.js';
 import { AppError } from '../errors/app-error.js';
 
 export const DEFAULT_KEY_LIMIT = 20;
 
-export function keyLimitOf(plans: readonly Plan[], planId: string): number {
-  return plans.find((p) => p.id === planId)?.keyLimit ?? DEFAULT_KEY_LIMIT;
+export function keyLimitOf(config: { plans: readonly Plan[]; defaultPlanId: string }, planId: string): number {
+  return planOf(config, planId).keyLimit ?? DEFAULT_KEY_LIMIT;
 }
 
 /**

@@ -9,6 +9,8 @@ import { createKeyWithinLimit, keyLimitOf } from '../accounts/key-limit.js';
 import { ledgerIdsFor, resolveSecret } from '../wiring/secret.js';
 import { registerJobCommands } from './jobs-commands.js';
 import { registerCreditCommands } from './credits-commands.js';
+import { registerCrawlCommands } from './crawl-commands.js';
+import { registerPlansCommand } from './plans-command.js';
 import { withStore } from './with-store.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../config/env.js';
@@ -255,7 +257,7 @@ keys
       if (!acc) throw new CliError(`No account ${accountId}.`);
       let k;
       try {
-        k = await createKeyWithinLimit(store.db, accountId, name, keyLimitOf(config.plans, acc.plan_id));
+        k = await createKeyWithinLimit(store.db, accountId, name, keyLimitOf(config, acc.plan_id));
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         throw new CliError(err.message.replace('(DELETE /api/v1/api-keys/{id})', '(sdg keys revoke KEY_ID)'));
@@ -329,6 +331,8 @@ program
   );
 
 registerJobCommands(program);
+registerCrawlCommands(program);
+registerPlansCommand(program);
 
 const demo = program.command('demo').description('the built-in demo network (simulated data)');
 demo

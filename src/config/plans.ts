@@ -55,6 +55,15 @@ export const defaultPlans: Plan[] = [
   },
 ];
 
+/**
+ * The plan whose limits apply to an account: its own, or, when the deployment's plans no longer have
+ * it (a PLANS_FILE that dropped it), the default plan's. Every limit (rate, watchlist, keys) reads it,
+ * so an account on a dropped plan is never between two plans.
+ */
+export function planOf(config: { plans: readonly Plan[]; defaultPlanId: string }, planId: string | undefined): Plan {
+  return config.plans.find((p) => p.id === planId) ?? config.plans.find((p) => p.id === config.defaultPlanId) ?? config.plans[0]!;
+}
+
 /** Plans come from PLANS_FILE (a JSON array of plans) when set, else the defaults. */
 export function loadPlans(file: string | undefined): Plan[] {
   if (!file) return defaultPlans;

@@ -176,7 +176,8 @@ export interface ExportAuthorsTable {
 
 export interface CrawlCyclesTable {
   id: string;
-  trigger: 'schedule' | 'new_accounts';
+  /** `operator`: started by `sdg crawl start`. */
+  trigger: 'schedule' | 'new_accounts' | 'operator';
   slot: number | null;
   status: 'running' | 'completed';
   started_at: string;

@@ -6,12 +6,15 @@ import type { MultiDecision } from '../ratelimit/rate-limiter.js';
 import type { KeyResolver } from '../accounts/key-resolver.js';
 import { IpGuard } from '../ratelimit/ip-guard.js';
 import { countText } from './count-text.js';
+import { planOf } from '../config/plans.js';
 
 /** onRequest of every keyed route (callback style: no promise when the key is known at once, see KeyResolver.known). */
 export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, keys: KeyResolver) {
   // The embedded store's file removed or replaced: every keyed call is a 503 (store-file-watch.ts).
   const fileGone = deps.store.fileGone;
   const plans = new Map(deps.config.plans.map((p) => [p.id, p.rateLimitPerMinute]));
+  // An account on a plan the deployment no longer has: the default plan's (plans.ts, planOf).
+  const fallback = planOf(deps.config, undefined).rateLimitPerMinute;
   const ipGuard = new IpGuard(deps.rateLimiter, deps.config.authFailuresPerMinute);
   // A failed authentication counts against the caller's address (see ip-guard.ts).
   const refuse = (request: FastifyRequest, err: AppError, done: (err?: Error) => void): void => {
@@ -20,7 +23,7 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, k
 
   const limit = (request: FastifyRequest, reply: FastifyReply, rec: AuthRecord | undefined): void | Promise<void> => {
     if (!rec || rec.revoked) throw new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
-    const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId) ?? 600;
+    const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId) ?? fallback;
     request.auth = { keyId: rec.keyId, accountId: rec.accountId, planId: rec.planId, balance: rec.balance, rateLimitPerMinute: perMinute };
     // One bucket, the account's: every key of the account draws from it, so new keys add no calls
     // to its minute, and a key's own limit (the same figure) is kept by it too. A bucket per key

@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import { planOf } from '../config/plans.js';
 import type { Store } from '../db/connect.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { CrawlPageIngest } from '../crawl/page-ingest.js';
@@ -42,7 +43,5 @@ export function isStopping(parent: AbortSignal): boolean {
 /** The plan's watchlist limit for an account; an unknown plan gets the default plan's. */
 export async function planWatchlistLimit(deps: Pick<JobDeps, 'store' | 'config'>, accountId: string): Promise<number> {
   const acc = await deps.store.db.selectFrom('accounts').select('plan_id').where('id', '=', accountId).executeTakeFirst();
-  const plans = deps.config.plans;
-  const plan = plans.find((p) => p.id === acc?.plan_id) ?? plans.find((p) => p.id === deps.config.defaultPlanId) ?? plans[0]!;
-  return plan.watchlistLimit;
+  return planOf(deps.config, acc?.plan_id).watchlistLimit;
 }

@@ -62,7 +62,7 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
       config: { keptAnswer: withoutSecret, errors: ['key_limit_reached'] },
     },
     async (request, reply) => {
-      const k = await createKeyWithinLimit(deps.store.db, request.auth!.accountId, request.body.name ?? null, keyLimitOf(deps.config.plans, request.auth!.planId));
+      const k = await createKeyWithinLimit(deps.store.db, request.auth!.accountId, request.body.name ?? null, keyLimitOf(deps.config, request.auth!.planId));
       reply.code(201);
       return { data: k, meta: { requestId: request.id, cached: false } };
     },
