@@ -128,8 +128,10 @@ describe('credit leases (postgres)', { skip: !pg }, () => {
       assert.ok(r.ok);
       assert.ok(await m.settle(r.reservationId, info(`s${i}`)));
     }
-    // The slices double from 8 calls: without leasing ahead, 8 of these calls would wait.
-    assert.ok(waited <= 2, `${waited} calls waited for a lease`);
+    // The slices double from 8 calls: without leasing ahead, 8 of these calls would wait. With it,
+    // the first small slices may still run out on a loaded host (a quarter of 8 calls is 2 group
+    // commits, which can outrun the statement leasing ahead); half of 8 keeps the two apart.
+    assert.ok(waited <= 4, `${waited} calls waited for a lease`);
     // What /metrics reports: the same waits, the slices leased ahead, one group per call (each awaited).
     // A call that finds its slice spent while the next is still being leased ahead (a slow host)
     // waits for that statement rather than sending its own: waits can outnumber call leases.
