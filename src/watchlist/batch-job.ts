@@ -9,7 +9,7 @@ import { SourceError } from '../sources/types.js';
 import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type BatchRow, type ItemRow, type Resolution } from './batch-repo.js';
 import { callSource } from '../sources/resilience.js';
 import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from '../jobs/job-deps.js';
-import { watchlistSize } from './watchlist-repo.js';
+import { mayBeListed, watchlistSize } from './watchlist-repo.js';
 
 export const BATCH_MAX_ATTEMPTS = 5;
 const RESOLVE_PARALLEL = 8;
@@ -77,11 +77,13 @@ export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSig
         const chunk = pending.slice(i, i + Math.max(1, Math.min(RESOLVE_PARALLEL, room)));
         i += chunk.length;
         const full: Resolution = { kind: 'outcome', status: 'limit_exceeded', error: `The watchlist is full: the plan allows ${limit} accounts.` };
+        // On a full list, an item already on it is looked up as usual (and answers already_present,
+        // as it does when the list has room); before, it was limit_exceeded. One the list cannot
+        // hold (by its id, or its username as stored) is limit_exceeded without a lookup.
+        const listed = async (item: ItemRow) => mayBeListed(db, batch.account_id, { socialUserId: item.social_user_id, username: item.username });
         const resolved =
           batch.operation === 'add'
-            ? room <= 0
-              ? chunk.map(() => ({ r: full, profile: undefined }))
-              : await Promise.all(chunk.map((item) => resolveAdd(deps, item, limit, signal)))
+            ? await Promise.all(chunk.map(async (item) => (room > 0 || (await listed(item)) ? resolveAdd(deps, item, limit, signal) : { r: full, profile: undefined })))
             : chunk.map((item) => ({ r: { kind: 'remove', userId: item.social_user_id! } as Resolution, profile: undefined }));
         const profiles = [...new Map(resolved.flatMap((x) => (x.profile ? [[x.profile.id, x.profile] as const] : []))).values()];
         if (profiles.length > 0) await upsertProfiles(db, profiles, now());

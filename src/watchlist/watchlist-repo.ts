@@ -19,6 +19,21 @@ export async function watchlistSize(db: Kysely<Database>, accountId: string): Pr
   return r?.entries ?? 0;
 }
 
+/**
+ * Whether the item may already be on the account's watchlist, by its id or (any case) its username as
+ * stored: a full watchlist answers limit_exceeded without a lookup only for items that cannot be.
+ */
+export async function mayBeListed(db: Kysely<Database>, accountId: string, item: { socialUserId: string | null; username: string | null }): Promise<boolean> {
+  let q = db.selectFrom('watchlist_entries').select('social_user_id').where('account_id', '=', accountId);
+  q = q.where((eb) => {
+    const either = [];
+    if (item.socialUserId !== null) either.push(eb('social_user_id', '=', item.socialUserId));
+    if (item.username !== null) either.push(eb(eb.fn('lower', ['username']), '=', item.username.toLowerCase()));
+    return eb.or(either);
+  });
+  return (await q.limit(1).executeTakeFirst()) !== undefined;
+}
+
 export type AddOutcome = 'added' | 'already_present' | 'limit_exceeded';
 
 /** Inside the caller's transaction: adds one entry unless present or over `limit` (atomic under concurrency). */

@@ -159,6 +159,23 @@ for (const backend of backends()) {
       assert.equal((await watchlist(t)).length, 3);
     });
 
+    test('a full watchlist answers already_present for the accounts it holds (by id, or by username in any case), limit_exceeded for the rest', async () => {
+      const t = await b.h.account({ planId: 'tiny' });
+      const users = await publicUsers(b.source, 4, 21);
+      const fill = await batch(t, 'batch', { items: users.slice(0, 3).map((u) => ({ socialUserId: u.id })) });
+      await drainBulkWork(b.h.deps, { crawl: false });
+      assert.deepEqual((await getBatch(t, fill.batchId)).items.map((i) => i.status), ['added', 'added', 'added']);
+      // A client re-sending its whole list to keep it in sync, plus one account more.
+      const resend = await batch(t, 'batch', {
+        items: [{ socialUserId: users[0]!.id }, { username: users[1]!.username.toUpperCase() }, { socialUserId: users[3]!.id }, { socialUserId: users[2]!.id, username: users[2]!.username }],
+      });
+      await drainBulkWork(b.h.deps, { crawl: false });
+      const done = await getBatch(t, resend.batchId);
+      assert.deepEqual(done.items.map((i) => i.status), ['already_present', 'already_present', 'limit_exceeded', 'already_present']);
+      assert.deepEqual([done.succeeded, done.failed], [3, 1]);
+      assert.equal((await watchlist(t)).length, 3);
+    });
+
     test('the limit holds when two workers process two batches of one account at once', async () => {
       const t = await b.h.account({ planId: 'tiny' });
       const users = await publicUsers(b.source, 6, 5);
