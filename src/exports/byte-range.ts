@@ -27,9 +27,15 @@ export function chooseRange(req: RangeRequest, sizeBytes: number, v: Validators)
   if (req.ifRange !== undefined && req.ifRange !== v.etag && req.ifRange !== v.lastModified) return { kind: 'whole' };
   // A range whose last position is before its first is invalid (RFC 9110, 14.1.1), so the header is
   // ignored; range-parser calls it unsatisfiable, which is for a valid range outside the file.
-  const one = /^bytes=(\d+)-(\d+)$/.exec(req.range.replace(/\s+/g, ''));
+  // The unit is compared without regard to case (RFC 9110, 14.1); range-parser takes `bytes` only.
+  const header = req.range.replace(/^\s*([A-Za-z]+)\s*=/, (_, unit: string) => `${unit.toLowerCase()}=`);
+  const one = /^bytes=(\d+)-(\d+)$/.exec(header.replace(/\s+/g, ''));
   if (one && Number(one[2]) < Number(one[1])) return { kind: 'whole' };
-  const ranges = parseRange(sizeBytes, req.range, { combine: true });
+  // The last N bytes of a file shorter than N are the whole file (RFC 9110, 14.1.3), as a part;
+  // range-parser calls them unsatisfiable.
+  const suffix = /^bytes=-(\d+)$/.exec(header.replace(/\s+/g, ''));
+  if (suffix && sizeBytes > 0 && Number(suffix[1]) > sizeBytes) return { kind: 'part', range: { start: 0, end: sizeBytes - 1 } };
+  const ranges = parseRange(sizeBytes, header, { combine: true });
   if (ranges === -1) return { kind: 'unsatisfiable' };
   // A malformed header or another unit is ignored, as the RFC says: the whole file.
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return { kind: 'whole' };

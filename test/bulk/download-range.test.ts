@@ -78,6 +78,15 @@ for (const backend of backends()) {
       assert.equal(suffix.statusCode, 206);
       assert.equal(suffix.headers['content-range'], `bytes ${n - 50}-${n - 1}/${n}`);
       assert.ok(suffix.rawPayload.equals(whole.subarray(n - 50)));
+      // The last N bytes of a shorter file: all of it (RFC 9110, 14.1.3), as curl -r -N asks.
+      const all = await get({ range: `bytes=-${n + 1000}` });
+      assert.equal(all.statusCode, 206);
+      assert.equal(all.headers['content-range'], `bytes 0-${n - 1}/${n}`);
+      assert.ok(all.rawPayload.equals(whole));
+      // The unit in any case.
+      const upper = await get({ range: 'BYTES=0-4' });
+      assert.equal(upper.statusCode, 206);
+      assert.equal(upper.headers['content-range'], `bytes 0-4/${n}`);
       const long = await get({ range: `bytes=10-${n * 10}` });
       assert.equal(long.statusCode, 206);
       assert.equal(long.headers['content-range'], `bytes 10-${n - 1}/${n}`);
