@@ -106,6 +106,24 @@ describe('errors before routing', () => {
   });
 });
 
+test('a connection that sends part of its headers is answered 408 and closed after SERVER_HEADERS_TIMEOUT_MS, not Node\'s 30 s check', { timeout: 30_000 }, async () => {
+  const h = await startHarness('sqlite', { SERVER_HEADERS_TIMEOUT_MS: '1000', SERVER_REQUEST_TIMEOUT_MS: '2000' });
+  try {
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (h.app.server.address() as { port: number }).port;
+    const started = performance.now();
+    const res = await raw(port, 'GET /echo/v1/hello HTTP/1.1\r\nHost: x\r\n');
+    const took = performance.now() - started;
+    assert.equal(res.status, 408);
+    assertEnvelope(res.body);
+    // Within the timeout and one check (200 ms here), with room for a loaded host; Node's default
+    // check alone would take up to 30 s.
+    assert.ok(took >= 900 && took < 8_000, `answered after ${Math.round(took)} ms`);
+  } finally {
+    await h.close();
+  }
+});
+
 test('server limits are validated at start-up', () => {
   assert.equal(loadConfig({ SERVER_REQUEST_TIMEOUT_MS: '60000' }).server.requestTimeoutMs, 60_000);
   assert.throws(() => loadConfig({ SERVER_REQUEST_TIMEOUT_MS: '0' }), (e: Error) => e instanceof ConfigError && /SERVER_REQUEST_TIMEOUT_MS/.test(e.message));
