@@ -48,7 +48,7 @@ export class InvalidRequestError extends SdgApiError {
 export class AuthenticationError extends SdgApiError {
   override name = 'AuthenticationError';
 }
-/** 402: the balance is below the call's cost; nothing was charged. */
+/** 402: the balance, less what the account's calls in progress hold, is below the call's cost; nothing was charged. */
 export class InsufficientCreditsError extends SdgApiError {
   override name = 'InsufficientCreditsError';
   /** Credits the call costs (undefined when the answer did not say). */
@@ -58,6 +58,13 @@ export class InsufficientCreditsError extends SdgApiError {
   /** The balance when it was refused (undefined when the answer did not say). */
   get balance(): number | undefined {
     return num(this.details, 'balance');
+  }
+  /**
+   * What the balance had free when it was refused: less than `balance` while other calls of the
+   * account held credits (a retry once they end may pass). Undefined when the answer did not say.
+   */
+  get available(): number | undefined {
+    return num(this.details, 'available');
   }
 }
 /** 403: the timeline of a protected account. */

@@ -413,7 +413,7 @@ export interface paths {
          * A community by id.
          * @description Reads the community (its counts, rules and policies) from the configured data source.
          *
-         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below 100.
+         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below 100.
          */
         get: operations["getCommunity"];
         put?: never;
@@ -435,7 +435,7 @@ export interface paths {
          * A tweet by id.
          * @description Reads the tweet from the gateway’s store when it holds it (meta.cached true), else from the data source. A tweet of a protected account is 403 protected_account.
          *
-         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below 100.
+         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below 100.
          */
         get: operations["getTweet"];
         put?: never;
@@ -457,7 +457,7 @@ export interface paths {
          * Users who retweeted a tweet, most recent retweet first.
          * @description One page of the profiles of the users who retweeted the tweet; each page is one call and costs the same. Follow nextCursor to the end.
          *
-         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below 100.
+         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below 100.
          */
         get: operations["getRetweeters"];
         put?: never;
@@ -479,7 +479,7 @@ export interface paths {
          * A user profile by handle.
          * @description Reads the profile from the configured data source (or the gateway’s recent copy, meta.cached true). A suspended or unknown handle is 404 not_found.
          *
-         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below 100.
+         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below 100.
          */
         get: operations["getUserByUsername"];
         put?: never;
@@ -501,7 +501,7 @@ export interface paths {
          * A user's tweets, newest first (createdAt, then id, descending).
          * @description One page of the user’s tweets; each page is one call and costs the same. startTime (inclusive), endTime (exclusive), sinceId and untilId (both exclusive) narrow the list, and are applied by the data source: a filtered list costs the pages of its own tweets only. A nextCursor carries the filters it was issued with: send them again or leave them out; other filters with it are 400 invalid_cursor.
          *
-         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below 100.
+         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below 100.
          */
         get: operations["getUserTweets"];
         put?: never;
@@ -523,7 +523,7 @@ export interface paths {
          * An address's native-token balance on a configured EVM chain, read over JSON-RPC.
          * @description Reads the balance at the latest block from the chain’s RPC node. An address with a wrong EIP-55 checksum or an unknown chain is 400 invalid_request.
          *
-         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below 100.
+         *     **Cost:** 100 credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below 100.
          */
         get: operations["getWalletBalance"];
         put?: never;
@@ -809,7 +809,7 @@ export interface components {
                 code: components["schemas"]["ErrorCode"];
                 /** @description For people: what went wrong and what to do about it. */
                 message: string;
-                /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                 details?: {
                     [key: string]: unknown;
                 };
@@ -889,14 +889,17 @@ export interface components {
          * InsufficientCreditsDetails
          * @example {
          *       "required": 100,
-         *       "balance": 40
+         *       "balance": 40,
+         *       "available": 40
          *     }
          */
         InsufficientCreditsDetails: {
             /** @description credits this call costs */
             required: number;
-            /** @description credits available */
+            /** @description the account’s balance (as X-Credits-Remaining) */
             balance: number;
+            /** @description what the balance has free now: less than balance while other calls of the account in progress hold credits (a call that then fails frees its hold, uncharged) */
+            available: number;
         } & {
             [key: string]: unknown;
         };
@@ -1389,7 +1392,7 @@ export interface components {
                         code: "export_expired" | "not_found";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1448,7 +1451,7 @@ export interface components {
                         code: "idempotency_conflict" | "key_limit_reached";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1479,7 +1482,7 @@ export interface components {
                         code: "idempotency_conflict" | "open_jobs_limit_reached";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1491,7 +1494,7 @@ export interface components {
                 };
             };
         };
-        /** @description insufficient_credits: the balance is below this call’s cost (details.required, details.balance). Nothing was charged. */
+        /** @description insufficient_credits: the balance, less what calls in progress hold, is below this call’s cost (details.required, details.balance, details.available). Nothing was charged. */
         InsufficientCredits: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1538,7 +1541,7 @@ export interface components {
                         code: "internal_error";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1563,7 +1566,7 @@ export interface components {
                         code: "invalid_api_key" | "missing_api_key";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1594,7 +1597,7 @@ export interface components {
                         code: "invalid_cursor" | "invalid_request";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1625,7 +1628,7 @@ export interface components {
                         code: "invalid_date_range" | "invalid_request";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1656,7 +1659,7 @@ export interface components {
                         code: "invalid_request";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1687,7 +1690,7 @@ export interface components {
                         code: "not_found";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1718,7 +1721,7 @@ export interface components {
                         code: "payload_too_large";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1749,7 +1752,7 @@ export interface components {
                         code: "protected_account";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1810,7 +1813,7 @@ export interface components {
                         code: "service_unavailable";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1842,7 +1845,7 @@ export interface components {
                         code: "service_unavailable" | "upstream_unavailable";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1873,7 +1876,7 @@ export interface components {
                         code: "unsupported_media_type";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1904,7 +1907,7 @@ export interface components {
                         code: "upstream_error";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -1935,7 +1938,7 @@ export interface components {
                         code: "upstream_timeout";
                         /** @description For people: what went wrong and what to do about it. */
                         message: string;
-                        /** @description Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
+                        /** @description Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable). */
                         details?: {
                             [key: string]: unknown;
                         };

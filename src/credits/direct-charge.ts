@@ -14,7 +14,7 @@ export async function chargeDirect(statements: Pick<LeaseStatements, 'chargeFrom
   const createdAt = nowIso();
   try {
     const row = await statements.chargeFromBalance(a, amount, c.info, createdAt);
-    if (row.balance === null) c.to.failed(insufficientCredits(amount, Math.max(0, Number(row.free ?? 0))));
+    if (row.balance === null) c.to.failed(insufficientCredits(amount, Math.max(0, Number(row.total ?? 0)), Math.max(0, Number(row.free ?? 0))));
     else c.to.settled({ charged: amount, balance: Number(row.balance) });
   } catch (err) {
     if (!outcomeUnknown(err)) return c.to.failed(err);

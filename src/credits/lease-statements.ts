@@ -275,15 +275,16 @@ export class LeaseStatements {
   }
 
   /** One charge taken from the account's available balance (no lease); `balance` null if it does not cover it. */
-  async chargeFromBalance(accountId: string, amount: number, info: ChargeInfo, createdAt: string): Promise<{ balance: number | null; free: number | null }> {
-    const r = await sql<{ balance: number | null; free: number | null }>`
+  async chargeFromBalance(accountId: string, amount: number, info: ChargeInfo, createdAt: string): Promise<{ balance: number | null; free: number | null; total: number | null }> {
+    const r = await sql<{ balance: number | null; free: number | null; total: number | null }>`
       with d as (
         update accounts set balance = balance - ${amount} where id = ${accountId} and balance - reserved >= ${amount} returning id, balance
       ), ins as (
         insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at)
         select d.id, 'charge', ${-amount}, d.balance, ${info.requestId}, ${info.keyId}, ${info.endpoint}, null, ${createdAt} from d
       )
-      select (select balance from d) as balance, (select balance - reserved from accounts where id = ${accountId}) as free`.execute(this.db);
+      select (select balance from d) as balance, (select balance - reserved from accounts where id = ${accountId}) as free,
+             (select balance from accounts where id = ${accountId}) as total`.execute(this.db);
     return r.rows[0]!;
   }
 

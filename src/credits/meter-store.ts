@@ -89,8 +89,18 @@ export function checkAmount(amount: number): void {
   if (!Number.isInteger(amount) || amount <= 0) throw new Error(`reserve: amount must be a positive integer, got ${amount}`);
 }
 
-export function insufficientCredits(required: number, available: number): AppError {
-  return new AppError('insufficient_credits', `This call costs ${required} credits and your available balance is ${available}.`, { required, balance: available });
+/**
+ * The 402. `balance` is the account's; `available` what calls in progress leave of it (their holds),
+ * which is what refused the call when the two differ: then the message says so, and that retrying
+ * once those calls end may pass (a call that fails is not charged and frees its hold).
+ */
+export function insufficientCredits(required: number, balance: number, available = balance): AppError {
+  const held = balance - available;
+  const message =
+    held > 0
+      ? `This call costs ${required} credits; your balance is ${balance}, of which ${held} are held for calls still in progress, so ${available} are available now. Retry once those calls end (a call that fails is not charged).`
+      : `This call costs ${required} credits and your balance is ${balance}.`;
+  return new AppError('insufficient_credits', message, { required, balance, available });
 }
 
 /** An API key's row joined with its account, as both stores select it. */

@@ -1,12 +1,11 @@
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { AppError } from '../errors/app-error.js';
 import { answered } from './answered.js';
 import { AnswerBurst } from './answer-burst.js';
 import { JsonText } from './json-text.js';
 import { countText } from './count-text.js';
 import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
-import type { Charged, SettleTarget } from '../credits/meter-store.js';
+import { insufficientCredits, type Charged, type SettleTarget } from '../credits/meter-store.js';
 
 // Reserve before the work, settle on a 2xx, release on anything else: a failure is never charged.
 // One wrapper around each keyed route's handler does all of it, after validation (bad input is
@@ -88,8 +87,11 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         // Decided in the process when it can be (no promise to wait for), else by the store.
         const r = deps.meter.tryReserveSync?.(auth.accountId, cost) ?? (await deps.meter.reserve(auth.accountId, cost));
         if (!r.ok) {
-          m.balanceAfter = r.available;
-          throw new AppError('insufficient_credits', `This call costs ${cost} credits and your available balance is ${r.available}.`, { required: cost, balance: r.available });
+          // The balance itself, as every other answer's X-Credits-Remaining: the available credits
+          // are less while other calls of the account hold some (the details give both).
+          const balance = Math.max(r.available, (await deps.meter.balance(auth.accountId)) ?? 0);
+          m.balanceAfter = balance;
+          throw insufficientCredits(cost, balance, r.available);
         }
         m.reservationId = r.reservationId;
       }

@@ -53,7 +53,7 @@ const anyDetails = Type.Optional(
     {
       additionalProperties: true,
       description:
-        'Facts about the error: `fields` (invalid_request), `required` and `balance` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable).',
+        'Facts about the error: `fields` (invalid_request), `required`, `balance` and `available` (insufficient_credits), `scope` and `retryAfterSeconds` (rate_limited), `retryAfterSeconds` (upstream_unavailable).',
     },
   ),
 );
@@ -61,7 +61,11 @@ const anyDetails = Type.Optional(
 /** The details an answer with this code always carries (more may be added later: additional properties). */
 const codeDetails: Partial<Record<ErrorCode, TSchema>> = {
   insufficient_credits: Type.Object(
-    { required: Type.Integer({ minimum: 0, description: 'credits this call costs' }), balance: Type.Integer({ description: 'credits available' }) },
+    {
+      required: Type.Integer({ minimum: 0, description: 'credits this call costs' }),
+      balance: Type.Integer({ description: 'the account’s balance (as X-Credits-Remaining)' }),
+      available: Type.Integer({ description: 'what the balance has free now: less than balance while other calls of the account in progress hold credits (a call that then fails frees its hold, uncharged)' }),
+    },
     { additionalProperties: true, title: 'InsufficientCreditsDetails' },
   ),
   rate_limited: Type.Object(
@@ -102,7 +106,7 @@ const codeMeaning: Record<ErrorCode, string> = {
   invalid_date_range: 'a date is malformed, or the range is empty or longer than 24 h',
   missing_api_key: 'no X-API-Key header',
   invalid_api_key: 'the key is unknown, malformed or revoked',
-  insufficient_credits: 'the balance is below this call’s cost (details.required, details.balance)',
+  insufficient_credits: 'the balance, less what calls in progress hold, is below this call’s cost (details.required, details.balance, details.available)',
   protected_account: 'the account is protected: its tweets are not visible',
   not_found: 'no such record, or not one of this account’s',
   export_not_ready: 'the export has not completed (details.status)',

@@ -137,7 +137,7 @@ test('a group whose answer is lost is settled before any other goes: its calls a
       return { epoch: 2, charged: new Map([['r0', 990]]) };
     },
     async chargeFromBalance() {
-      return { balance: 970, free: 0 };
+      return { balance: 970, free: 0, total: 970 };
     },
   });
   try {

@@ -32,7 +32,7 @@ test('a swept lease whose give-back fails: the group fails, uncharged, and no re
     },
     async chargeFromBalance() {
       calls.push('chargeFromBalance');
-      return { balance: 0, free: 0 };
+      return { balance: 0, free: 0, total: 0 };
     },
   });
   try {

@@ -212,6 +212,7 @@ describe('SdgClient', () => {
       assert.equal(e.code, 'insufficient_credits');
       assert.equal(e.required, 100);
       assert.equal(e.balance, 50);
+      assert.equal(e.available, 50);
       return true;
     });
     // By code: narrowed to the class, its fields typed (this file is type-checked); a misspelt code does not compile.

@@ -213,7 +213,25 @@ for (const backend of backends()) {
       const poor = await h.account({ credits: 99 });
       const r = await get(`/social/v1/tweets/${sample.tweetIds[1]}`, poor.apiKey);
       assert.equal(r.statusCode, 402);
-      assert.deepEqual(errorOf(r).details, { required: 100, balance: 99 });
+      assert.deepEqual(errorOf(r).details, { required: 100, balance: 99, available: 99 });
+    });
+
+    test('credits held by a call in progress: the 402 gives the balance and what is available, and a retry once the call ends passes', async () => {
+      const a = await h.account({ credits: 150 });
+      // A call of the account in progress (a slow upstream) holds 100 of the 150.
+      const held = await h.deps.meter.reserve(a.accountId, 100);
+      assert.ok(held.ok);
+      const r = await get(`/social/v1/tweets/${sample.tweetIds[1]}`, a.apiKey);
+      assert.equal(r.statusCode, 402);
+      assert.deepEqual(errorOf(r).details, { required: 100, balance: 150, available: 50 });
+      assert.match(errorOf(r).message, /balance is 150, of which 100 are held for calls still in progress/);
+      assert.equal(r.headers['x-credits-remaining'], '150');
+      assert.equal(r.headers['x-credits-charged'], '0');
+      // That call failed: its hold is freed, uncharged, and the retry is served.
+      assert.ok(await h.deps.meter.release(held.reservationId));
+      const again = await get(`/social/v1/tweets/${sample.tweetIds[1]}`, a.apiKey);
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(again.headers['x-credits-remaining'], '50');
     });
   });
 

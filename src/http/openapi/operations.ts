@@ -31,7 +31,7 @@ function headersOf(status: string, method: string): Record<string, unknown> {
 
 function costText(cost: number): string {
   return cost > 0
-    ? `**Cost:** ${cost} credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance is below ${cost}.`
+    ? `**Cost:** ${cost} credits per successful (2xx) call; an error or an idempotent replay is not charged. Answers 402 insufficient_credits when the balance, less what the account's calls in progress hold, is below ${cost}.`
     : '**Cost:** free (0 credits).';
 }
 
