@@ -136,6 +136,20 @@ for (const backend of backends()) {
       assert.equal(errorOf(big).code, 'payload_too_large');
     });
 
+    test('a POST to api-keys with no body at all (curl -X POST) makes an unnamed key; an empty JSON body is still refused', async () => {
+      const headers = { 'x-api-key': a.apiKey };
+      const none = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers });
+      assert.equal(none.statusCode, 201, none.body);
+      const made = json<{ data: { id: string; name: string | null; key: string } }>(none).data;
+      assert.equal(made.name, null);
+      assert.match(made.key, /^sdg_live_/);
+      // Content-Type JSON with nothing after it is malformed JSON, as before.
+      const empty = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...headers, 'content-type': 'application/json' }, payload: '' });
+      assert.equal(empty.statusCode, 400);
+      assert.equal(empty.headers['x-credits-charged'], '0');
+      assert.equal((await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${made.id}`, headers })).statusCode, 200);
+    });
+
     test('a key name that is blank (or only invisible characters) or holds control or text-direction characters is refused, and nothing is made', async () => {
       const headers = { 'x-api-key': a.apiKey };
       const before = await h.app.inject({ url: '/api/v1/api-keys', headers });

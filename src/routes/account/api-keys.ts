@@ -60,6 +60,12 @@ export function registerApiKeyRoutes(app: App, deps: Pick<Deps, 'config' | 'curs
       // The kept answer of an Idempotency-Key would otherwise hold the secret, replayable by any key
       // of the account for a day: it keeps the key's id and prefix only.
       config: { keptAnswer: withoutSecret, errors: ['key_limit_reached'] },
+      // Every field is optional: a POST with no body at all (`curl -X POST`) is `{}`, not a 400.
+      // A body that is there is still parsed and checked as JSON.
+      preValidation: (request, _reply, done) => {
+        if (request.body === undefined && !request.headers['content-type'] && !request.headers['transfer-encoding'] && (request.headers['content-length'] ?? '0') === '0') request.body = {};
+        done();
+      },
     },
     async (request, reply) => {
       const k = await createKeyWithinLimit(deps.store.db, request.auth!.accountId, request.body.name ?? null, keyLimitOf(deps.config, request.auth!.planId));
