@@ -49,6 +49,9 @@ function flawAt(value: unknown, path: string): { at: string; flaw: Flaw } | unde
   return undefined;
 }
 
+/** The charset parameter of a Content-Type, quoted or not. */
+const CHARSET = /;\s*charset\s*=\s*("[^"]*"|[^;\s]*)/i;
+
 /**
  * JSON writes either only as an escape (a raw NUL is not allowed in a string, and UTF-8 cannot
  * carry a lone surrogate), so a body without `\u0000` or `\ud800`-`\udfff` skips the walk.
@@ -61,6 +64,13 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer; // parseAs: 'buffer'
+    // A charset other than UTF-8 named: the body would be read as UTF-8 all the same, so a UTF-16 or
+    // Latin-1 body would be taken as other characters than were sent. Refused as a media type not
+    // served (JSON is UTF-8, RFC 8259 section 8.1).
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.replace(/^"|"$/g, '').toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return done(new AppError('unsupported_media_type', `The body must be JSON in UTF-8; charset=${charset} is not accepted.`), undefined);
+    }
     // JSON is UTF-8 (RFC 8259): bytes that are not would be decoded with U+FFFD in their place and
     // kept so, changed from what was sent, where a NUL or a lone surrogate is refused.
     if (!isUtf8(bytes)) {

@@ -126,6 +126,18 @@ for (const backend of backends()) {
       assert.equal(text.statusCode, 415);
       assert.equal(errorOf(text).code, 'unsupported_media_type');
 
+      // JSON is UTF-8: a body said to be in another charset would be read as other characters.
+      for (const type of ['application/json; charset=utf-16', 'application/json;charset="latin1"', 'application/json; charset=ISO-8859-1']) {
+        const other = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...headers, 'content-type': type }, payload: '{"name":"x"}' });
+        assert.equal(other.statusCode, 415, type);
+        assert.equal(errorOf(other).code, 'unsupported_media_type');
+      }
+      for (const type of ['application/json; charset=UTF-8', 'application/json; charset="utf-8"', 'application/json;charset=utf8']) {
+        const ok = await h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...headers, 'content-type': type }, payload: '{"name":"u"}' });
+        assert.equal(ok.statusCode, 201, `${type}: ${ok.body}`);
+        await h.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${json<{ data: { id: string } }>(ok).data.id}`, headers });
+      }
+
       const big = await h.app.inject({
         method: 'POST',
         url: '/api/v1/api-keys',
