@@ -40,11 +40,12 @@ export function registerCreditCommands(program: Command): void {
     .option('--note <text>', 'ledger note', 'deducted by operator')
     .option('--json', 'print JSON')
     .action(async (accountId: string, amount: string, o: { note: string; json?: boolean }) =>
-      withStore(async (store) => {
+      withStore(async (store, config) => {
         const { n, note } = await change(store, accountId, amount, o.note);
+        const leaseSeconds = config.credits.leaseSeconds;
         const r = await deduct(store, accountId, n, note);
         if (!('balance' in r)) {
-          const held = r.leased === 0 ? '' : r.waited ? ` (${r.leased} more are leased to API processes for calls, and were not given back in ${DEDUCT_WAIT_MS / 1000} s)` : ` (${r.leased} more are leased to API processes for calls)`;
+          const held = r.leased === 0 ? '' : r.waited ? ` (${r.leased} more are leased to API processes for calls, and were not given back in ${DEDUCT_WAIT_MS / 1000} s; a process that was killed gives them back when its lease expires, within ${leaseSeconds} s, CREDIT_LEASE_SECONDS)` : ` (${r.leased} more are leased to API processes for calls)`;
           throw new CliError(`Only ${r.available} credits can be deducted from ${accountId} now${held}; nothing was deducted.`, 'insufficient_credits', 3, { available: r.available, leased: r.leased });
         }
         print(!!o.json, { accountId, balance: r.balance }, `${accountId} balance: ${r.balance}`);

@@ -20,7 +20,7 @@ import { openStore, SQLITE_FILE } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
 import { storeInUse } from '../db/store-in-use.js';
-import { CliError, parseCount, parseName, parsePositiveInt, print, table } from './output.js';
+import { CliError, parseCount, parseName, parsePositiveInt, parseRateLimit, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
 import { humanStream } from './log-format.js';
@@ -168,7 +168,7 @@ accounts
       const plan = config.plans.find((p) => p.id === planId);
       if (!plan) throw new CliError(`No plan ${planId}; plans: ${config.plans.map((p) => p.id).join(', ')}.`);
       const credits = o.credits === undefined ? plan.credits : parseCount('--credits', o.credits, 0);
-      const rate = o.rateLimitPerMinute === undefined ? null : parsePositiveInt('--rate-limit-per-minute', o.rateLimitPerMinute);
+      const rate = o.rateLimitPerMinute === undefined ? null : parseRateLimit(o.rateLimitPerMinute, false);
       const { accountId } = await createAccount(store.db, { name, planId, rateLimitPerMinute: rate });
       if (credits > 0) await grant(store.db, accountId, credits, 'initial credits');
       const key = await createKey(store.db, accountId, 'default');
@@ -213,7 +213,7 @@ accounts
         throw new CliError(`No plan ${o.plan}; plans: ${config.plans.map((p) => p.id).join(', ')}.`);
       }
       const rate =
-        o.rateLimitPerMinute === undefined ? undefined : o.rateLimitPerMinute === 'plan' ? null : parsePositiveInt('--rate-limit-per-minute', o.rateLimitPerMinute);
+        o.rateLimitPerMinute === undefined ? undefined : o.rateLimitPerMinute === 'plan' ? null : parseRateLimit(o.rateLimitPerMinute, true);
       const r = await updateAccount(store.db, accountId, { name, planId: o.plan, rateLimitPerMinute: rate });
       if (!r) throw new CliError(`No account ${accountId}.`);
       const plan = config.plans.find((p) => p.id === r.plan_id);

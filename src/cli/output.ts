@@ -32,6 +32,19 @@ export function parseCount(name: string, raw: string, min: 0 | 1): number {
   return n;
 }
 
+/** The most calls a minute an account's override may allow: the stores keep it as a 32-bit integer. */
+export const MAX_RATE_LIMIT_PER_MINUTE = 2_147_483_647;
+
+/** `--rate-limit-per-minute`: a whole number of calls a minute (or, where `plan` is taken, that word). */
+export function parseRateLimit(raw: string, planAllowed: boolean): number {
+  const or = planAllowed ? ', or `plan` to follow the plan\'s again' : '';
+  const n = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_RATE_LIMIT_PER_MINUTE) {
+    throw new CliError(`--rate-limit-per-minute must be a whole number of calls a minute from 1 to ${MAX_RATE_LIMIT_PER_MINUTE}${or}; got ${JSON.stringify(raw)}.`);
+  }
+  return n;
+}
+
 export function parsePositiveInt(name: string, raw: string): number {
   return parseCount(name, raw, 1);
 }

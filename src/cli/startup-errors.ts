@@ -9,6 +9,7 @@ import { ApiRoleLockedError } from '../db/api-role-lock.js';
 interface SysError {
   code?: unknown;
   syscall?: unknown;
+  hostname?: unknown;
   path?: unknown;
   address?: unknown;
   port?: unknown;
@@ -64,11 +65,18 @@ export function explainStartupError(err: unknown, config: Pick<Config, 'host' | 
       if (code === 'EACCES') return `${name} ${port} needs privileges this user does not have: set ${name} to 1024 or above (and put a proxy in front).`;
       if (code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (127.0.0.1, 0.0.0.0).`;
     }
+    // HOST a name that does not resolve (a typo such as 127.0.0.l): the listen's lookup failed.
+    if (e.syscall === 'getaddrinfo' && e.hostname === config.host && (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL')) {
+      return `HOST ${config.host} does not resolve to an address (${code}): set HOST to an address of this machine (127.0.0.1, 0.0.0.0) or a name that resolves to one.`;
+    }
     if (config.databaseUrl) {
       const db = where(config.databaseUrl);
+      if (code === '42704' && /configuration parameter/.test(message)) {
+        return `DATABASE_URL's options set a parameter Postgres does not know (${message}): fix the options in DATABASE_URL (for a schema: options=-c search_path=NAME).`;
+      }
       if (code === '3D000') return `DATABASE_URL names a database that does not exist (${db}): create it (createdb), or fix DATABASE_URL.`;
       if (code === '28P01' || code === '28000') return `DATABASE_URL: Postgres at ${db} refused the user or password: fix the credentials in DATABASE_URL.`;
-      if (code === '3F000') return `DATABASE_URL names a schema that does not exist (${db}): create it, or fix DATABASE_URL.`;
+      if (code === '3F000') return `DATABASE_URL names a schema that does not exist (${db}; its search_path, if options sets one): create it, or fix DATABASE_URL.`;
       if (code === '25006') {
         return `DATABASE_URL: Postgres at ${db} accepts no writes (a standby, or default_transaction_read_only is on): point DATABASE_URL at the primary.`;
       }

@@ -130,6 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
   for (const r of roles) {
     if (!(roleNames as readonly string[]).includes(r)) throw new ConfigError(`ROLES may list api, worker, scheduler; got ${r}.`);
   }
+  // `ROLES=,` made a process that ran nothing and exited 0, silently.
+  if (roles.length === 0) throw new ConfigError('ROLES lists no role: give one or more of api, worker, scheduler (unset, a process runs all three).');
   const workers = workerCount(env, roles as Role[], databaseUrl, redisUrl);
   const plans = loadPlans(optStr(env, 'PLANS_FILE'));
   const defaultPlanId = str(env, 'DEFAULT_PLAN', plans[0]!.id);

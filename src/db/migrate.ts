@@ -59,7 +59,10 @@ export async function migratorFor(store: Store): Promise<Migrator> {
   // Kysely looks for its bookkeeping tables in any schema unless told which: name ours, so that
   // several deployments (or test schemas) in one Postgres database do not see each other's.
   const schema =
-    store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
+    store.dialect === 'postgres' ? (await sql<{ s: string | null }>`select current_schema() as s`.execute(store.db)).rows[0]?.s : undefined;
+  // A search_path (DATABASE_URL's options) naming only schemas that do not exist: Kysely then failed
+  // on its lock table with a stack trace. Said as Postgres says it when nothing can be created.
+  if (schema === null) throw Object.assign(new Error('No schema of the search_path exists.'), { code: '3F000' });
   return new Migrator({ db: store.db, provider: migrationProvider(store.dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 

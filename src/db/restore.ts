@@ -5,7 +5,7 @@
 // left beside the restored database would be applied to it, and the old store stays whole for
 // the operator to keep or remove.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { chmod, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -63,6 +63,8 @@ function assertNotInUse(path: string): void {
 
 export async function restoreSqlite(dataDir: string, file: string, now = new Date()): Promise<RestoreResult> {
   if (!existsSync(file)) throw new RestoreRefusedError(`Cannot open ${file} as a database: no such file.`);
+  // A directory (the backup's folder given instead of its file) failed in copyFile with a stack trace.
+  if (!statSync(file).isFile()) throw new RestoreRefusedError(`Cannot open ${file} as a database: it is not a file (give the backup file itself).`);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, SQLITE_FILE);
   assertNotInUse(path);

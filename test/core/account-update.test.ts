@@ -89,7 +89,10 @@ for (const backend of backends()) {
       for (const [args, message] of [
         [['accounts', 'update', a.accountId], /Nothing to change/],
         [['accounts', 'update', a.accountId, '--plan', 'gold'], /No plan gold; plans: /],
-        [['accounts', 'update', a.accountId, '--rate-limit-per-minute', '0'], /must be a positive integer/],
+        [['accounts', 'update', a.accountId, '--rate-limit-per-minute', '0'], /must be a whole number of calls a minute from 1 to 2147483647, or `plan`/],
+        // The stores keep it as a 32-bit integer: Postgres refused a larger one with a stack trace.
+        [['accounts', 'update', a.accountId, '--rate-limit-per-minute', '2147483648'], /from 1 to 2147483647/],
+        [['accounts', 'create', '--name', 'Big', '--rate-limit-per-minute', '2147483648'], /from 1 to 2147483647; got "2147483648"/],
         [['accounts', 'update', a.accountId, '--plan', 'free', '--name', ' '], /--name must not be blank/],
         [['accounts', 'update', 'acc_nobody', '--plan', 'free'], /No account acc_nobody/],
       ] as const) {

@@ -148,6 +148,10 @@ test('sdg backup and restore refuse, in one line: no store, a missing or unwrita
   const bad = await runSdg(['restore', notDb], { DATA_DIR: dataDir, DATABASE_URL: '' });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /^sdg: .*notes\.txt is not a readable database: file is not a database\.\n$/);
+  // The backup's folder instead of its file: one line, not copyFile's EISDIR stack trace.
+  const folder = await runSdg(['restore', tmp()], { DATA_DIR: dataDir, DATABASE_URL: '' });
+  assert.equal(folder.code, 2);
+  assert.match(folder.stderr, /^sdg: Cannot open \S+ as a database: it is not a file \(give the backup file itself\)\.\n$/);
   const pg = await runSdg(['backup', join(tmp(), 'b.sqlite')], { DATA_DIR: tmp(), DATABASE_URL: 'postgres://127.0.0.1:1/none' });
   assert.equal(pg.code, 2);
   assert.match(pg.stderr, /^sdg: sdg backup copies the embedded store; with DATABASE_URL, back up Postgres with pg_dump/);

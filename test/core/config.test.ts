@@ -38,6 +38,8 @@ describe('configuration', () => {
     [{ COSTS: '[' }, /COSTS/],
     [{ CRAWL_INTERVAL_HOURS: '0' }, /CRAWL_INTERVAL_HOURS/],
     [{ ROLES: 'api,web' }, /ROLES/],
+    [{ ROLES: ',' }, /ROLES lists no role/],
+    [{ ROLES: ' , ' }, /ROLES lists no role/],
     [{ SECRET: 'short' }, /SECRET/],
     [{ DEFAULT_PLAN: 'gold' }, /DEFAULT_PLAN/],
     [{ PLANS_FILE: '/nonexistent/plans.json' }, /PLANS_FILE/],

@@ -143,4 +143,17 @@ describe('start-up errors', () => {
       blocker.close();
     }
   });
+
+  test('HOST is a name that does not resolve (a typo)', async () => {
+    const r = await sdg(['serve'], { DATA_DIR: tmp(), HOST: '127.0.0.l', PORT: String(await freePort()), ROLES: 'api' });
+    assertOneLine(r, 'HOST 127.0.0.l', /does not resolve to an address \((ENOTFOUND|EAI_AGAIN|EAI_FAIL)\)/);
+  });
+
+  test("DATABASE_URL's options: a search_path of no schema that exists, and a parameter Postgres does not know", { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL not set' }, async () => {
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.search = '?options=-c%20search_path%3Dsdg_no_such_schema';
+    assertOneLine(await sdg(['migrate'], { DATABASE_URL: url.toString() }), 'DATABASE_URL', /names a schema that does not exist/);
+    url.search = '?options=-c%20search_pth%3Dx';
+    assertOneLine(await sdg(['accounts', 'list'], { DATABASE_URL: url.toString() }), "DATABASE_URL's options", /a parameter Postgres does not know \(unrecognized configuration parameter "search_pth"\)/);
+  });
 });
