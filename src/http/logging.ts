@@ -8,7 +8,7 @@
 // sent twice, a broken response stream) are not logged; its server-level lines (listening, onClose
 // errors) still are.
 import type { FastifyRequest } from 'fastify';
-import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { destination, pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type Log = Logger;
 
@@ -23,7 +23,11 @@ export function appLogger(level: string, stream?: DestinationStream): Log {
       err: stdSerializers.err,
     },
   };
-  return stream ? pino(options, stream) : pino(options);
+  // Standard output written synchronously: pino's asynchronous default flushes at exit in a loop that
+  // retries every error, so with the reader of a pipe gone (a log shipper that died, `| head`) the
+  // exit after SIGTERM waited forever, the forced exit too. A synchronous write meets EPIPE at once,
+  // and pino then stops writing. The request path logs nothing, so no call waits on it.
+  return pino(options, stream ?? destination({ dest: 1, sync: true }));
 }
 
 /** The logger of the app that received `request`. */
