@@ -38,8 +38,20 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 // exitOverride: commander's usage errors (a missing option, an unknown one) throw, and end with exit
 // code 2 below, as our own checks of arguments do; set before the commands, which inherit it. After
 // such an error, one line says where the usage is rather than printing all of it.
+// Written as every other failure is: `sdg: …` (commander says `error: …`), and under --json one
+// JSON object on stderr (code `usage`), with no hint line after it.
 const USAGE_HINT = '(add --help for the usage)';
-const program = new Command('sdg').description('Social Data Gateway operator command line').showHelpAfterError(USAGE_HINT).exitOverride();
+const jsonAsked = process.argv.slice(2).includes('--json');
+const program = new Command('sdg')
+  .description('Social Data Gateway operator command line')
+  .showHelpAfterError(jsonAsked ? false : USAGE_HINT)
+  .configureOutput({
+    outputError: (text, write) => {
+      const message = text.replace(/^error: /, '').trim();
+      write(jsonAsked ? `${JSON.stringify({ error: { code: 'usage', message }, exitCode: 2 })}\n` : `sdg: ${message}\n`);
+    },
+  })
+  .exitOverride();
 
 program
   .command('serve')
@@ -354,8 +366,8 @@ try {
   // Commander has printed its message (or the help, exit code 0) already.
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
   // Under --json a failure is one JSON object on stderr, as sdg-client writes it, so a script reads
-  // it the way it reads the answer (commander's own usage errors stay as it prints them).
-  const asJson = process.argv.slice(2).includes('--json');
+  // it the way it reads the answer (commander's own usage errors too: outputError above).
+  const asJson = jsonAsked;
   const fail = (code: string, message: string, exitCode: number, details?: Record<string, unknown>): never => {
     process.stderr.write(asJson ? `${JSON.stringify({ error: { code, message, ...(details ? { details } : {}) }, exitCode })}\n` : `sdg: ${message}\n`);
     process.exit(exitCode);

@@ -276,6 +276,20 @@ test("commander's usage errors exit 2, as the commands' own checks of arguments 
     assert.match(r.stderr, message);
     // What is wrong, and where the usage is: not the whole usage.
     assert.deepEqual(r.stderr.trimEnd().split('\n').slice(1), ['(add --help for the usage)'], r.stderr);
+    assert.match(r.stderr, /^sdg: /);
+  }
+  // Under --json, one JSON object, as every other failure (no hint line after it).
+  for (const [args, message] of [
+    [['accounts', 'create', '--json'], /required option '--name <name>' not specified/],
+    [['worker', '--json', '--bogus'], /unknown option '--bogus'/],
+    [['migrate', '--json', '--to'], /option '--to <migration>' argument missing/],
+  ] as const) {
+    const j = await runSdg([...args], { DATA_DIR: '/nonexistent-sdg-data-dir' });
+    assert.equal(j.code, 2, `${args.join(' ')}: ${j.stderr}`);
+    const parsed = JSON.parse(j.stderr) as { error: { code: string; message: string }; exitCode: number };
+    assert.equal(parsed.error.code, 'usage');
+    assert.match(parsed.error.message, message);
+    assert.equal(parsed.exitCode, 2);
   }
   const help = await runSdg(['accounts', '--help'], {});
   assert.equal(help.code, 0);
