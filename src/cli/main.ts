@@ -20,7 +20,7 @@ import { openStore, SQLITE_FILE } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
 import { storeInUse } from '../db/store-in-use.js';
-import { CliError, parseCount, parseName, parsePositiveInt, parseRateLimit, print, table } from './output.js';
+import { CliError, parseCount, parseListLimit, parseName, parseRateLimit, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
 import { humanStream } from './log-format.js';
@@ -246,7 +246,7 @@ keys
   .option('--json', 'print JSON')
   .action(async (accountId: string, o: { limit: string; json?: boolean }) =>
     withStore(async (store) => {
-      const limit = parsePositiveInt('--limit', o.limit);
+      const limit = parseListLimit(o.limit);
       if (!(await getAccount(store.db, accountId))) throw new CliError(`No account ${accountId}.`);
       const rows = (await keysPage(store.db, accountId, limit)).slice(0, limit);
       print(
@@ -315,11 +315,13 @@ program
   .option('--json', 'print JSON')
   .action(async (accountId: string, o: { limit: string; json?: boolean }) =>
     withStore(async (store, config) => {
-      const limit = parsePositiveInt('--limit', o.limit);
-      const balance = await getBalance(store.db, accountId);
-      if (!balance) throw new CliError(`No account ${accountId}.`);
+      const limit = parseListLimit(o.limit);
       const ids = await ledgerIdsFor(store, await resolveSecret(store, config.secret));
-      const rows = (await ledgerPage(store.db, accountId, limit)).slice(0, limit);
+      // The balance and the entries from one snapshot, so that under load the newest entry's balance
+      // after is the balance shown (two reads apart, calls charged between them told two stories).
+      const trx = store.dialect === 'postgres' ? store.db.transaction().setIsolationLevel('repeatable read') : store.db.transaction();
+      const [balance, rows] = await trx.execute(async (t) => [await getBalance(t, accountId), (await ledgerPage(t, accountId, limit)).slice(0, limit)] as const);
+      if (!balance) throw new CliError(`No account ${accountId}.`);
       const entries = rows.map((r) => ({
         id: ids.encode(r.id),
         kind: r.kind,

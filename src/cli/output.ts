@@ -32,6 +32,13 @@ export function parseCount(name: string, raw: string, min: 0 | 1): number {
   return n;
 }
 
+/** `--limit` of a list: 1 to 1000, as `sdg jobs list` (a page the terminal or a script can hold). */
+export function parseListLimit(raw: string): number {
+  const n = parsePositiveInt('--limit', raw);
+  if (n > 1_000) throw new CliError('--limit must be at most 1000.');
+  return n;
+}
+
 /** The most calls a minute an account's override may allow: the stores keep it as a 32-bit integer. */
 export const MAX_RATE_LIMIT_PER_MINUTE = 2_147_483_647;
 

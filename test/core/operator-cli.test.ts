@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { createKey } from '../../src/accounts/accounts-repo.js';
+import { grant } from '../../src/credits/credits-repo.js';
 import { humanLine } from '../../src/cli/log-format.js';
 import { createBatch } from '../../src/watchlist/batch-repo.js';
 import { createExport } from '../../src/exports/export-repo.js';
@@ -197,6 +198,33 @@ for (const backend of backends()) {
       assert.equal(lines.length, 3, 'balance, header, one entry');
       assert.match(lines[1]!, /^ID\s+CREATED\s+KIND\s+AMOUNT/);
       assert.ok(lines[2]!.startsWith(`${u.entries[0]!.id} `), 'the readable table shows the same opaque id');
+    });
+
+    test('usage reads the balance and the entries from one snapshot, while grants land; lists take at most 1000', async () => {
+      let stop = false;
+      const granting = (async () => {
+        while (!stop) {
+          await grant(ts.store.db, accountId, 1, 'snapshot');
+          // On SQLite every step is synchronous underneath: let the child's output be read.
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      })();
+      try {
+        for (let i = 0; i < 4; i++) {
+          const r = await runSdg(['usage', accountId, '--limit', '1', '--json'], ts.env);
+          assert.equal(r.code, 0, r.stderr);
+          const u = JSON.parse(r.stdout) as { balance: number; entries: Array<{ balanceAfter: number }> };
+          assert.equal(u.entries[0]!.balanceAfter, u.balance);
+        }
+      } finally {
+        stop = true;
+        await granting;
+      }
+      for (const args of [['usage', accountId, '--limit', '1001'], ['keys', 'list', accountId, '--limit', '1001']]) {
+        const r = await runSdg(args, ts.env);
+        assert.equal(r.code, 2, args.join(' '));
+        assert.match(r.stderr, /^sdg: --limit must be at most 1000\.$/m);
+      }
     });
 
     test('jobs show finds a batch, an export, and says when there is no such job', async () => {
