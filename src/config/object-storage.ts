@@ -18,7 +18,14 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 export function parseS3Config(env: Env): S3Config | undefined {
   const bucket = optStr(env, 'S3_BUCKET');
-  if (bucket === undefined) return undefined;
+  if (bucket === undefined) {
+    // The object store's other settings alone: exports would go to DATA_DIR, silently, and with
+    // several machines a link made by one would name a file only it has. (S3_REGION alone is left
+    // alone: a host may set it for other programs.)
+    const orphan = ['S3_ENDPOINT', 'S3_PUBLIC_ENDPOINT', 'S3_FORCE_PATH_STYLE'].find((name) => optStr(env, name) !== undefined);
+    if (orphan) throw new ConfigError(`${orphan} is set but S3_BUCKET is not: set S3_BUCKET to keep exports in that object store, or unset ${orphan} to keep them under DATA_DIR.`);
+    return undefined;
+  }
   if (!BUCKET.test(bucket)) throw new ConfigError(`S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, dots and hyphens); got ${JSON.stringify(bucket)}.`);
   return {
     bucket,

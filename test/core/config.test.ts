@@ -39,6 +39,8 @@ describe('configuration', () => {
     [{ CRAWL_INTERVAL_HOURS: '0' }, /CRAWL_INTERVAL_HOURS/],
     [{ ROLES: 'api,web' }, /ROLES/],
     [{ ROLES: ',' }, /ROLES lists no role/],
+    [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, /S3_ENDPOINT is set but S3_BUCKET is not/],
+    [{ S3_FORCE_PATH_STYLE: 'true' }, /S3_FORCE_PATH_STYLE is set but S3_BUCKET is not/],
     [{ ROLES: ' , ' }, /ROLES lists no role/],
     [{ SECRET: 'short' }, /SECRET/],
     [{ DEFAULT_PLAN: 'gold' }, /DEFAULT_PLAN/],
