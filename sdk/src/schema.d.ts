@@ -2403,10 +2403,10 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description only this endpoint's charges (an operationId, e.g. getTweet)
+                 * @description only this operation's charges (its operationId, e.g. getTweet)
                  * @example getTweet
                  */
-                endpoint?: string;
+                endpoint?: "generateExport" | "addWatchlistBatch" | "removeWatchlistBatch" | "getWatchlistBatch" | "getExportDownload" | "getLatestExport" | "getExport" | "listExports" | "listWatchlist" | "getCrawlStatus" | "getUserByUsername" | "getTweet" | "getRetweeters" | "getUserTweets" | "getCommunity" | "getCreditsBalance" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "listPlans" | "listUsage" | "getUsageSummary" | "getAccount" | "getWalletBalance" | "echoHello";
             };
             header?: never;
             path?: never;

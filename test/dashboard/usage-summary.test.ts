@@ -246,6 +246,12 @@ for (const backend of backends()) {
         const res = await get(`/api/v1/usage?cursor=${encodeURIComponent(first!)}${q}`);
         assert.equal(errorOf(res).code, 'invalid_cursor', q);
       }
+      // A misspelt operation is refused, not answered with an empty list.
+      const typo = await get('/api/v1/usage?endpoint=getTweets');
+      assert.equal(typo.statusCode, 400);
+      assert.equal(errorOf(typo).code, 'invalid_request');
+      assert.match(JSON.stringify(errorOf(typo).details), /endpoint/);
+      assert.equal(typo.headers['x-credits-charged'], '0');
     });
 
     test('GET /api/v1/account shows the plan, the rate limit and the balance', async () => {

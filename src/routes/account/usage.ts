@@ -4,7 +4,8 @@ import type { App } from '../../http/types.js';
 import type { Deps } from '../../wiring/deps.js';
 import { keysetPage } from '../../pagination/keyset-page.js';
 import { invalidCursor } from '../../pagination/cursor.js';
-import { PageQuery, paginated } from '../../http/schemas.js';
+import { PageQuery, paginated, StringEnum } from '../../http/schemas.js';
+import { defaultCosts } from '../../config/costs.js';
 
 export const LedgerEntry = Type.Object({
   id: Type.String({ description: 'opaque id of the entry (led_…); says nothing about other accounts or volume' }),
@@ -19,7 +20,11 @@ export const LedgerEntry = Type.Object({
 }, { title: 'UsageRecord' });
 
 const UsageQuery = Type.Object(
-  { ...PageQuery.properties, endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "only this endpoint's charges (an operationId, e.g. getTweet)", examples: ['getTweet'] })) },
+  {
+    ...PageQuery.properties,
+    // One of the operations (a misspelt one answered an empty list, as if nothing had been charged).
+    endpoint: Type.Optional(StringEnum(Object.keys(defaultCosts), { description: "only this operation's charges (its operationId, e.g. getTweet)", examples: ['getTweet'] })),
+  },
   { additionalProperties: false },
 );
 
