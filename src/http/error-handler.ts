@@ -78,7 +78,8 @@ export function sendError(reply: FastifyReply, requestId: string, err: AppError)
 
 /** The AppError an error answers as, and whether it is internal (a bug: logged, its message withheld). */
 /** `contentEncoding`: the request's Content-Encoding header, for a body that would not parse. */
-export function classifyError(err: FastifyError | AppError | Error, contentEncoding?: string): { appError: AppError; internal: boolean } {
+/** `query`: the parsed query string, to tell a parameter given twice (`?limit=5&limit=6`, an array) from one of the wrong type. */
+export function classifyError(err: FastifyError | AppError | Error, contentEncoding?: string, query?: unknown): { appError: AppError; internal: boolean } {
   if (err instanceof AppError) return { appError: err, internal: false };
   const fe = err as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation) {
@@ -94,7 +95,8 @@ export function classifyError(err: FastifyError | AppError | Error, contentEncod
       const field = [ctx, path, missing ?? extra].filter(Boolean).join('.');
       if (seen.has(field)) continue;
       seen.add(field);
-      fields.push({ field, message: extra ? 'is not an accepted field' : (v.message ?? 'is invalid') });
+      const repeated = ctx === 'querystring' && !missing && !extra && path !== '' && !path.includes('.') && Array.isArray((query as Record<string, unknown> | undefined)?.[path]);
+      fields.push({ field, message: extra ? 'is not an accepted field' : repeated ? 'is given more than once: give it once' : (v.message ?? 'is invalid') });
       if (fields.length === MAX_FIELDS) break;
     }
     const first = fields[0];
@@ -134,7 +136,7 @@ export function classifyError(err: FastifyError | AppError | Error, contentEncod
 export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const ce = request.headers['content-encoding'];
-    const { appError, internal } = classifyError(err, typeof ce === 'string' ? ce : undefined);
+    const { appError, internal } = classifyError(err, typeof ce === 'string' ? ce : undefined, request.query);
     if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
     // Reported once for the whole outage (db/storage-outage.ts), not per call.
     const outage = appError.code === 'service_unavailable' ? deps.store.outage : undefined;

@@ -280,6 +280,20 @@ for (const backend of backends()) {
       });
     }
 
+    test('a query parameter given twice is named as such, not as of the wrong type', async () => {
+      for (const [q, field] of [['limit=5&limit=6', 'querystring.limit'], ['cursor=a&cursor=b', 'querystring.cursor']]) {
+        const res = await h.app.inject({ url: `/api/v1/usage?${q}`, headers: { 'x-api-key': a.apiKey } });
+        assert.equal(res.statusCode, 400);
+        const e = errorOf(res);
+        assert.equal(e.code, 'invalid_request');
+        assert.equal(e.message, `${field} is given more than once: give it once.`);
+        assert.deepEqual(e.details, { fields: [{ field, message: 'is given more than once: give it once' }] });
+      }
+      // Once, but of the wrong type: as before.
+      const wrong = await h.app.inject({ url: '/api/v1/usage?limit=ten', headers: { 'x-api-key': a.apiKey } });
+      assert.doesNotMatch(errorOf(wrong).message, /more than once/);
+    });
+
     test('limit=1 and limit=100 are accepted', async () => {
       for (const limit of [1, 100]) {
         const res = await h.app.inject({ url: `/api/v1/usage?limit=${limit}`, headers: { 'x-api-key': a.apiKey } });
