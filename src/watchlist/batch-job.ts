@@ -9,7 +9,7 @@ import { SourceError } from '../sources/types.js';
 import { applyItem, batchItems, batchLease, completeBatch, failBatch, findBatch, type BatchRow, type ItemRow, type Resolution } from './batch-repo.js';
 import { callSource } from '../sources/resilience.js';
 import { type JobDeps, isStopping, leaseMs, planWatchlistLimit } from '../jobs/job-deps.js';
-import { mayBeListed, watchlistSize } from './watchlist-repo.js';
+import { listedEntry, watchlistSize } from './watchlist-repo.js';
 
 export const BATCH_MAX_ATTEMPTS = 5;
 const RESOLVE_PARALLEL = 8;
@@ -48,6 +48,22 @@ async function resolveAdd(deps: JobDeps, item: ItemRow, limit: number, signal: A
   return { r: { kind: 'add', userId: profile.id, username: profile.username, limit }, profile };
 }
 
+/**
+ * An add on a full watchlist: already_present for an account it holds (before, every item was
+ * limit_exceeded, so a client re-sending its list was told its watched accounts failed), without a
+ * lookup when given by id (its username, if given too, must be the one stored); by username alone, a
+ * stored name is looked up (the name may have passed to another account since). Any other item is
+ * limit_exceeded without a lookup.
+ */
+async function onFullList(deps: JobDeps, accountId: string, item: ItemRow, limit: number, full: Resolution, signal: AbortSignal): Promise<{ r: Resolution; profile?: SocialProfile }> {
+  const entry = await listedEntry(deps.store.db, accountId, { socialUserId: item.social_user_id, username: item.username });
+  if (!entry) return { r: full };
+  if (item.social_user_id === null) return resolveAdd(deps, item, limit, signal);
+  if (item.username !== null && item.username.toLowerCase() !== entry.username.toLowerCase()) return resolveAdd(deps, item, limit, signal);
+  // Applied as an add of the entry's own account: already_present (or added, if a removal made room meanwhile).
+  return { r: { kind: 'add', userId: entry.social_user_id, username: entry.username, limit } };
+}
+
 /** The batch's status and counts, for the worker's log line. */
 function summaryOf(b: BatchRow | undefined): JobSummary | void {
   if (!b) return;
@@ -77,13 +93,9 @@ export async function performBatch(deps: JobDeps, claim: Claim, parent: AbortSig
         const chunk = pending.slice(i, i + Math.max(1, Math.min(RESOLVE_PARALLEL, room)));
         i += chunk.length;
         const full: Resolution = { kind: 'outcome', status: 'limit_exceeded', error: `The watchlist is full: the plan allows ${limit} accounts.` };
-        // On a full list, an item already on it is looked up as usual (and answers already_present,
-        // as it does when the list has room); before, it was limit_exceeded. One the list cannot
-        // hold (by its id, or its username as stored) is limit_exceeded without a lookup.
-        const listed = async (item: ItemRow) => mayBeListed(db, batch.account_id, { socialUserId: item.social_user_id, username: item.username });
         const resolved =
           batch.operation === 'add'
-            ? await Promise.all(chunk.map(async (item) => (room > 0 || (await listed(item)) ? resolveAdd(deps, item, limit, signal) : { r: full, profile: undefined })))
+            ? await Promise.all(chunk.map(async (item) => (room > 0 ? resolveAdd(deps, item, limit, signal) : onFullList(deps, batch.account_id, item, limit, full, signal))))
             : chunk.map((item) => ({ r: { kind: 'remove', userId: item.social_user_id! } as Resolution, profile: undefined }));
         const profiles = [...new Map(resolved.flatMap((x) => (x.profile ? [[x.profile.id, x.profile] as const] : []))).values()];
         if (profiles.length > 0) await upsertProfiles(db, profiles, now());

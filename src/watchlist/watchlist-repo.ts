@@ -19,19 +19,13 @@ export async function watchlistSize(db: Kysely<Database>, accountId: string): Pr
   return r?.entries ?? 0;
 }
 
-/**
- * Whether the item may already be on the account's watchlist, by its id or (any case) its username as
- * stored: a full watchlist answers limit_exceeded without a lookup only for items that cannot be.
- */
-export async function mayBeListed(db: Kysely<Database>, accountId: string, item: { socialUserId: string | null; username: string | null }): Promise<boolean> {
-  let q = db.selectFrom('watchlist_entries').select('social_user_id').where('account_id', '=', accountId);
-  q = q.where((eb) => {
-    const either = [];
-    if (item.socialUserId !== null) either.push(eb('social_user_id', '=', item.socialUserId));
-    if (item.username !== null) either.push(eb(eb.fn('lower', ['username']), '=', item.username.toLowerCase()));
-    return eb.or(either);
-  });
-  return (await q.limit(1).executeTakeFirst()) !== undefined;
+/** The account's entry with this id, or (if none is given) with this username as stored, in any case. */
+export async function listedEntry(db: Kysely<Database>, accountId: string, item: { socialUserId: string | null; username: string | null }): Promise<{ social_user_id: string; username: string } | undefined> {
+  let q = db.selectFrom('watchlist_entries').select(['social_user_id', 'username']).where('account_id', '=', accountId);
+  if (item.socialUserId !== null) q = q.where('social_user_id', '=', item.socialUserId);
+  else if (item.username !== null) q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', item.username!.toLowerCase()));
+  else return undefined;
+  return q.limit(1).executeTakeFirst();
 }
 
 export type AddOutcome = 'added' | 'already_present' | 'limit_exceeded';

@@ -1,5 +1,6 @@
 // A watchlist batch looks items up at the data source only while the watchlist has room: once it is
-// full the remaining items are limit_exceeded without a lookup.
+// full the remaining items are limit_exceeded without a lookup, but for those naming an account the
+// list holds (already_present; by username after a lookup).
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,17 +41,29 @@ for (const backend of backends()) {
       const res = await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items });
       assert.equal(res.statusCode, 202, res.body);
       await drainBulkWork(b.h.deps, { crawl: false });
-      assert.equal(lookups, 3);
+      const listed = await b.h.deps.store.db.selectFrom('watchlist_entries').select(['social_user_id', 'username']).where('account_id', '=', a.accountId).execute();
+      assert.equal(listed.length, 3);
+      // Items naming an account the full list holds answer already_present: by username, after a
+      // lookup (the name may have passed to another account); by id, without one.
+      const names = new Set(listed.map((e) => e.username.toLowerCase()));
+      const ids = new Set(listed.map((e) => e.social_user_id));
+      const byName = items.filter((i) => 'username' in i && names.has(i.username.toLowerCase())).length;
+      const byId = items.slice(3).filter((i) => 'socialUserId' in i && ids.has(i.socialUserId)).length;
+      assert.equal(lookups, 3 + byName);
       const rows = await b.h.deps.store.db.selectFrom('watchlist_batch_items').select('status').execute();
       assert.equal(rows.filter((r) => r.status === 'added').length, 3);
-      assert.equal(rows.filter((r) => r.status === 'limit_exceeded').length, items.length - 3);
+      assert.equal(rows.filter((r) => r.status === 'already_present').length, byName + byId);
+      assert.equal(rows.filter((r) => r.status === 'limit_exceeded').length, items.length - 3 - byName - byId);
 
-      const again = await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: b.sample.userIds.slice(-5).map((socialUserId) => ({ socialUserId })) });
+      const before = lookups;
+      const second = b.sample.userIds.slice(-5);
+      const again = await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: second.map((socialUserId) => ({ socialUserId })) });
       assert.equal(again.statusCode, 202, again.body);
       await drainBulkWork(b.h.deps, { crawl: false });
-      assert.equal(lookups, 3, 'no lookup for a full watchlist');
+      assert.equal(lookups, before, 'no lookup for a full watchlist, given ids');
       const all = await b.h.deps.store.db.selectFrom('watchlist_batch_items').select('status').execute();
-      assert.equal(all.filter((r) => r.status === 'limit_exceeded').length, items.length - 3 + 5);
+      const held = second.filter((id) => ids.has(id)).length;
+      assert.equal(all.filter((r) => r.status === 'limit_exceeded').length, items.length - 3 - byName - byId + 5 - held);
     });
   });
 }
