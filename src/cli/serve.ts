@@ -35,6 +35,7 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
   const app = await buildApp(deps, { systemOnly, ...(opts.logStream ? { logger: { stream: opts.logStream } } : {}) });
   deps.rateLimiter.onHealthChange?.((reachable, err) => {
     if (reachable) app.log.info('Redis is reachable again: rate limits are shared between processes again');
+    else if (err?.message.startsWith('REDIS_URL names a database')) app.log.error(`${err.message}; until then each process limits calls on its own`);
     else app.log.warn({ err }, 'Redis cannot be reached: each process limits calls on its own until it is back');
   });
   const pageSize = deps.store.sqlitePageSize;

@@ -214,6 +214,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly prefix: string;
   private readonly leasing: boolean;
   private readonly leaseMs: number;
+  /** Set when REDIS_URL's database does not exist on the server: see lost(). */
+  private wrongDb: Error | undefined;
 
   // Not 'sdg:rl:', where the release before kept a hash per bucket: in a rolling upgrade the two
   // releases keep separate buckets (for at most a minute) instead of misreading each other's.
@@ -242,6 +244,14 @@ export class RedisRateLimiter implements RateLimiter {
 
   private lost(err: Error): void {
     this.retryAt = Date.now() + 1_000;
+    // REDIS_URL's database index beyond the server's `databases`: ioredis reports the SELECT's error
+    // and goes on in database 0, where the buckets would have been shared with whatever else uses it,
+    // and the process said Redis was reachable again. Taken as Redis unusable until restarted.
+    if (!this.wrongDb && /DB index is out of range|invalid DB index/i.test(err.message)) {
+      this.wrongDb = new Error(`REDIS_URL names a database this Redis server does not have (${err.message}): fix the database number in REDIS_URL, or raise the server's \`databases\` setting`);
+      err = this.wrongDb;
+      this.down = false;
+    }
     if (this.down) return;
     this.lastError = err;
     this.down = true;
@@ -253,7 +263,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   takeAll(specs: BucketSpecs): Promise<MultiDecision> | MultiDecision {
-    if (this.down && (this.redis.status !== 'ready' || Date.now() < this.retryAt)) {
+    if (this.wrongDb || (this.down && (this.redis.status !== 'ready' || Date.now() < this.retryAt))) {
       this.stats.decided.local++;
       return this.local.takeAll(specs);
     }
@@ -404,6 +414,7 @@ export class RedisRateLimiter implements RateLimiter {
   // For /readyz. Its answer counts as a call's: a process that only a load balancer polls still
   // reports Redis's loss and its return, and goes back to the shared buckets once Redis answers.
   async ping(): Promise<void> {
+    if (this.wrongDb) throw this.wrongDb;
     try {
       await this.redis.ping();
     } catch (err) {

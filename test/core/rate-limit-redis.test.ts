@@ -330,3 +330,28 @@ if (url) {
     });
   });
 }
+
+if (url) {
+  test('REDIS_URL naming a database the server does not have: calls are limited in the process, readiness fails, and it is said once, never as reachable', async () => {
+    const wrong = new URL(url);
+    wrong.pathname = '/9999';
+    const limiter = new RedisRateLimiter(wrong.toString(), { prefix: `sdg-test:${randomBytes(4).toString('hex')}:` });
+    const said: Array<[boolean, string | undefined]> = [];
+    limiter.onHealthChange((reachable, err) => said.push([reachable, err?.message]));
+    try {
+      // ioredis reports the SELECT's failure and goes on in database 0: before, the next call used
+      // it and the process said Redis was reachable again.
+      await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 5; i++) {
+        const d = await limiter.takeAll([{ key: 'k', perMinute: 600 }]);
+        assert.equal(d.allowed, true);
+      }
+      await assert.rejects(limiter.ping(), /REDIS_URL names a database this Redis server does not have/);
+      assert.equal(said.length, 1, JSON.stringify(said));
+      assert.equal(said[0]![0], false);
+      assert.match(said[0]![1]!, /REDIS_URL names a database .*DB index is out of range/);
+    } finally {
+      await limiter.close();
+    }
+  });
+}
