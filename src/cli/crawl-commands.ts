@@ -16,6 +16,8 @@ const running = (c: CycleRow) =>
     { cycleId: c.id },
   );
 
+const nothingWatched = () => new CliError('No account is on any watchlist: there is nothing to crawl.', 'nothing_to_crawl', 3);
+
 export function registerCrawlCommands(program: Command): void {
   const crawl = program.command('crawl').description('the crawl of every watched account');
   crawl
@@ -26,13 +28,13 @@ export function registerCrawlCommands(program: Command): void {
       withStore(async (store) => {
         const before = await runningCycle(store.db);
         if (before) throw running(before);
-        if (!(await anyWatchlisted(store.db))) throw new CliError('No account is on any watchlist: there is nothing to crawl.', 'nothing_to_crawl', 3);
+        if (!(await anyWatchlisted(store.db))) throw nothingWatched();
         const c = await startCycle(store.db, { id: newCycleId(), trigger: 'operator', slot: null, now: new Date().toISOString(), who: 'all' });
         if (!c) {
           // The scheduler started one meanwhile (the store lets one run at a time), or the watchlist emptied.
           const now = await runningCycle(store.db);
           if (now) throw running(now);
-          throw new CliError('No account is on any watchlist: there is nothing to crawl.', 'nothing_to_crawl', 3);
+          throw nothingWatched();
         }
         print(!!o.json, { cycleId: c.id, startedAt: c.started_at, accountsTargeted: c.accounts_targeted }, `started crawl cycle ${c.id} over ${c.accounts_targeted} accounts`);
       }),

@@ -2,7 +2,7 @@
 // each holds, for choosing `--plan` and for checking a new PLANS_FILE: accounts whose plan it no
 // longer has are listed too (the default plan's limits apply to them).
 import type { Command } from 'commander';
-import { DEFAULT_KEY_LIMIT } from '../accounts/key-limit.js';
+import { keyLimitOf } from '../accounts/key-limit.js';
 import { table, print } from './output.js';
 import { withStore } from './with-store.js';
 
@@ -15,7 +15,7 @@ export function registerPlansCommand(program: Command): void {
       withStore(async (store, config) => {
         const counts = await store.db.selectFrom('accounts').select((eb) => ['plan_id', eb.fn.countAll<string | number>().as('n')]).groupBy('plan_id').execute();
         const accounts = new Map(counts.map((c) => [c.plan_id, Number(c.n)]));
-        const rows = config.plans.map((p) => ({ ...p, keyLimit: p.keyLimit ?? DEFAULT_KEY_LIMIT, default: p.id === config.defaultPlanId, accounts: accounts.get(p.id) ?? 0 }));
+        const rows = config.plans.map((p) => ({ ...p, keyLimit: keyLimitOf(config, p.id), default: p.id === config.defaultPlanId, accounts: accounts.get(p.id) ?? 0 }));
         const unknown = counts.filter((c) => !config.plans.some((p) => p.id === c.plan_id)).map((c) => ({ id: c.plan_id, accounts: Number(c.n) }));
         const lines = [
           table(
