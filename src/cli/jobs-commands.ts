@@ -39,7 +39,7 @@ export function registerJobCommands(program: Command): void {
           throw new CliError(`--status must be one of ${[...new Set(kinds.flatMap((k) => JOB_STATUSES[k]))].join(', ')}${o.kind ? ` for --kind ${o.kind}` : ''}.`);
         }
         if (o.account !== undefined && o.kind === 'cycle') throw new CliError('A crawl cycle belongs to no account: --account lists batches and exports.');
-      if (o.account !== undefined && !(await getAccount(store.db, o.account))) throw new CliError(`No account ${o.account}.`);
+        if (o.account !== undefined && !(await getAccount(store.db, o.account))) throw new CliError(`No account ${o.account}.`);
         const rows = await listJobs(store.db, { kinds, status: o.status, accountId: o.account, limit });
         print(
           !!o.json,

@@ -3,9 +3,19 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 
+// Field names in camelCase, as `sdg jobs list --json` and the HTTP API give them, not the store's columns.
 export type JobRecord = { kind: 'watchlist_batch' | 'export' | 'crawl_cycle' | 'crawl_target' } & Record<string, unknown>;
 
 export async function findJob(db: Kysely<Database>, id: string): Promise<JobRecord | undefined> {
+  const found = await findRecord(db, id);
+  return found && (camelKeys(found) as JobRecord);
+}
+
+function camelKeys(row: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), v]));
+}
+
+async function findRecord(db: Kysely<Database>, id: string): Promise<JobRecord | undefined> {
   const batch = await db.selectFrom('watchlist_batches').selectAll().where('id', '=', id).executeTakeFirst();
   if (batch) {
     const items = await db.selectFrom('watchlist_batch_items').select(['status']).where('batch_id', '=', id).execute();

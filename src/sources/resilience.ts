@@ -176,6 +176,8 @@ export class ResilientSource implements DataSource {
   private readonly probeTimeoutMs: number;
   private readonly probeTimeout: TimeoutPolicy;
   private lastSuccessAt = -Infinity;
+  // When the circuit last opened: a call refused while it is open is told when the trial call may go.
+  private openedAt = 0;
   private probed?: { at: number; error?: SourceError };
   private probing?: Promise<void>;
 
@@ -197,6 +199,7 @@ export class ResilientSource implements DataSource {
     });
     this.breaker.onStateChange((state) => {
       const line = { source: this.name, circuit: STATE_NAMES[state] };
+      if (state === CircuitState.Open) this.openedAt = Date.now();
       if (state === CircuitState.Open) this.log.warn(line, `${this.name}: circuit open after repeated failures; calls are paused for ${this.halfOpenAfterMs} ms`);
       else this.log.info(line, `${this.name}: circuit ${STATE_NAMES[state]}`);
     });
@@ -327,6 +330,7 @@ export class ResilientSource implements DataSource {
   }
 
   private circuitOpenError(): SourceError {
-    return new SourceError('unavailable', `circuit open: ${this.name} failed repeatedly; calls are paused for up to ${Math.ceil(this.halfOpenAfterMs / 1000)} s`);
+    const resetAt = new Date(Math.max(Date.now(), this.openedAt + this.halfOpenAfterMs));
+    return new SourceError('unavailable', `circuit open: ${this.name} failed repeatedly; calls are paused for up to ${Math.ceil(this.halfOpenAfterMs / 1000)} s`, resetAt);
   }
 }

@@ -235,6 +235,9 @@ for (const backend of backends()) {
       assert.equal(b.kind, 'watchlist_batch');
       assert.equal(b.status, 'queued');
       assert.deepEqual(b.items, { pending: 1 });
+      // camelCase as `jobs list --json` (and the API) name fields, not the store's columns.
+      assert.equal(b.accountId, accountId);
+      assert.ok(typeof b.createdAt === 'string' && !('created_at' in b), JSON.stringify(b));
       const e = await runSdg(['jobs', 'show', '123456789'], ts.env);
       assert.match(e.stdout, /^FIELD\s+VALUE\nkind\s+export\n/);
       const none = await runSdg(['jobs', 'show', 'wlb_missing'], ts.env);

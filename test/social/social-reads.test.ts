@@ -268,9 +268,16 @@ for (const backend of backends()) {
           assert.equal(errorOf(r).code, code);
           assert.ok(!r.body.includes('boom'), 'internal messages never reach the client');
         }
-        if (k === 'rate_limited') {
+        if (k === 'rate_limited' || k === 'unavailable') {
+          // getTweet's failure says when the source may be tried again (a reset, a paused circuit): Retry-After tells it.
           const r = await h.app.inject({ url: '/social/v1/tweets/123', headers: { 'x-api-key': acc.apiKey } });
           assert.ok(Number(r.headers['retry-after']) >= 29);
+          assert.ok(Number(errorOf(r).details?.retryAfterSeconds) >= 29);
+        }
+        if (k === 'unavailable') {
+          // An outage that says nothing of its end gives no Retry-After (the others above).
+          const r = await h.app.inject({ url: '/social/v1/users/123/tweets', headers: { 'x-api-key': acc.apiKey } });
+          assert.equal(r.headers['retry-after'], undefined);
         }
         assert.equal((await getBalance(h.deps.store.db, acc.accountId))!.balance, 1000);
       });

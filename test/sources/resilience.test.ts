@@ -183,7 +183,12 @@ describe('ResilientSource circuit breaker', () => {
     const { inner, source, lines } = harness(['unavailable', 'timeout', 'unavailable'], { retry: once, failureThreshold: 3, halfOpenAfterMs: 10_000 });
     for (let i = 0; i < 3; i += 1) await rejectsKind(source.getUserById('1'), i === 1 ? 'timeout' : 'unavailable', /scripted/);
     assert.equal(source.circuitState, 'open');
-    await rejectsKind(source.getUserById('1'), 'unavailable', /circuit open: fake failed repeatedly/);
+    const openedBy = Date.now();
+    const refused = await source.getUserById('1').then(() => assert.fail('resolved'), (e: unknown) => e);
+    assert.ok(refused instanceof SourceError && /circuit open: fake failed repeatedly/.test(refused.message));
+    // It says when the trial call may go: halfOpenAfterMs after the circuit opened.
+    const reset = refused.resetAt?.getTime() ?? 0;
+    assert.ok(reset > openedBy + 9_000 && reset <= openedBy + 10_000, `resetAt ${reset - openedBy} ms from opening`);
     assert.equal(inner.calls, 3);
     assert.ok(lines.some((l) => l.level === 'warn' && l.obj.circuit === 'open'));
   });
