@@ -155,9 +155,20 @@ export class UnreadableAnswerError extends SdgError {
   }
 }
 
-/** A wait for a batch or an export (waitForBatch, waitForExport, exportToFile, addAllToWatchlist) that reached its timeoutMs. */
+/**
+ * A wait for a batch or an export (waitForBatch, waitForExport, exportToFile, addAllToWatchlist) that
+ * reached its timeoutMs. The job goes on at the gateway: `exportId` (or `batchId`) names it, to wait
+ * for it again or download it rather than make another.
+ */
 export class WaitTimeoutError extends SdgError {
   override name = 'WaitTimeoutError';
+  readonly exportId: string | undefined;
+  readonly batchId: string | undefined;
+  constructor(message: string, job: { exportId?: string; batchId?: string } = {}) {
+    super(message);
+    this.exportId = job.exportId;
+    this.batchId = job.batchId;
+  }
 }
 
 /** An export that ended `failed`, or a downloaded file whose size or SHA-256 differ from its record. */

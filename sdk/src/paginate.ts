@@ -1,5 +1,6 @@
 // Async iteration over a paginated list: `for await (const item of list)` pages to the end (or to
 // `maxItems`), following nextCursor; the credits the pages cost add up on the paginator.
+import { SdgError } from './errors.js';
 import type { Result } from './result.js';
 import type { Page } from './types.js';
 
@@ -41,7 +42,11 @@ export class Paginator<T> implements AsyncIterable<T> {
   constructor(
     private readonly fetchPage: PageFetcher<T>,
     private readonly opts: IterateOptions = {},
-  ) {}
+  ) {
+    // Said here, naming it: passed on, a 1.5 would come back as the gateway's "limit must be integer".
+    const max = opts.maxItems;
+    if (max !== undefined && !(Number.isInteger(max) && max >= 0)) throw new SdgError(`maxItems must be a whole number of at least 0; got ${String(max)}.`);
+  }
 
   /** Each page with its meta (credits, request id), in order, up to maxItems items in all. */
   async *byPage(): AsyncGenerator<Result<Page<T>>> {

@@ -14,23 +14,23 @@ export interface WaitOptions<T> extends CallOptions {
   timeoutMs?: number | undefined;
 }
 
-async function poll<T>(what: string, read: () => Promise<Result<T>>, done: (t: T) => boolean, o: WaitOptions<T>): Promise<T> {
+async function poll<T>(what: string, job: { exportId?: string; batchId?: string }, read: () => Promise<Result<T>>, done: (t: T) => boolean, o: WaitOptions<T>): Promise<T> {
   const deadline = Date.now() + (o.timeoutMs ?? 600_000);
   for (;;) {
     const { data } = await read();
     o.onProgress?.(data);
     if (done(data)) return data;
-    if (Date.now() >= deadline) throw new WaitTimeoutError(`${what} did not finish within ${o.timeoutMs ?? 600_000} ms.`);
+    if (Date.now() >= deadline) throw new WaitTimeoutError(`${what} did not finish within ${o.timeoutMs ?? 600_000} ms.`, job);
     await sleep(o.intervalMs ?? 1000, o.signal);
   }
 }
 
 export function waitForBatch(client: SdgClient, batchId: string, o: WaitOptions<Batch>): Promise<Batch> {
-  return poll(`Batch ${batchId}`, () => client.batch(batchId, o), (b) => b.status === 'completed' || b.status === 'failed', o);
+  return poll(`Batch ${batchId}`, { batchId }, () => client.batch(batchId, o), (b) => b.status === 'completed' || b.status === 'failed', o);
 }
 
 export async function waitForExport(client: SdgClient, id: string, o: WaitOptions<ExportRecord>): Promise<ExportRecord> {
-  const rec = await poll(`Export ${id}`, () => client.getExport(id, o), (e) => e.status === 'completed' || e.status === 'failed', o);
+  const rec = await poll(`Export ${id}`, { exportId: id }, () => client.getExport(id, o), (e) => e.status === 'completed' || e.status === 'failed', o);
   if (rec.status === 'failed') throw new ExportError(`Export ${id} failed: ${rec.error ?? 'no reason given'}.`, id);
   return rec;
 }

@@ -103,7 +103,7 @@ describe('sdg-client failures', () => {
     assert.equal(added.code, 0, added.stderr);
     assert.deepEqual(JSON.parse(added.stdout).counts, { added: 1 });
     assert.equal(usage.code, exitCodes.usage);
-    assert.deepEqual(JSON.parse(usage.stderr), { error: { code: 'usage', message: "missing required argument 'user'" }, exitCode: exitCodes.usage });
+    assert.deepEqual(JSON.parse(usage.stderr), { error: { code: 'usage', status: null, message: "missing required argument 'user'", details: null, requestId: null }, exitCode: exitCodes.usage });
   });
 
   test('--max takes a whole number of at least 1 (and --max-retries one of 0 or more): 0, blank, hex and exponents are usage errors, before any paid call', async () => {
@@ -134,8 +134,13 @@ describe('sdg-client failures', () => {
     assert.equal(text.code, exitCodes.network, text.stderr);
     const id = /export (\d+) was generated; to get it when it completes: sdg-client exports download \1 --wait -o \S+x\.jsonl\.gz/.exec(text.stderr)?.[1];
     assert.ok(id, text.stderr);
-    const err = JSON.parse(json.stderr) as { exportId: string; exitCode: number };
+    const err = JSON.parse(json.stderr) as { exportId: string; exitCode: number; error: Record<string, unknown> };
     assert.equal(err.exitCode, exitCodes.network);
+    // The documented shape, with a snake_case code as the gateway's, for a failure no answer is behind too.
+    assert.deepEqual(Object.keys(err.error).slice(0, 5), ['code', 'status', 'message', 'details', 'requestId']);
+    assert.equal(err.error.code, 'network_error');
+    assert.equal(err.error.status, null);
+    assert.deepEqual(Object.keys(err.error.details as object), ['timedOut', 'maybeCharged']);
     const listed = jsonLines((await cli(['exports', 'list', '--json'], env)).stdout).map((e) => e.id);
     assert.ok(listed.includes(id) && listed.includes(err.exportId), `${listed} holds ${id} and ${err.exportId}`);
   });

@@ -95,6 +95,19 @@ describe('sdg-client', () => {
     for (const r of [profile, profileText, balance, usage, plans, created, account, summary]) assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(account.stdout).id, a.accountId);
     assert.equal(JSON.parse(summary.stdout).granularity, 'hour');
+    // An option of the other form is refused, not ignored; --endpoint keeps one operation's entries.
+    const [fromAlone, endpointInSummary, tweetsOnly] = await Promise.all([
+      cli(['usage', '--from', '2026-01-01T00:00:00Z'], env),
+      cli(['usage', '--summary', '--endpoint', 'getTweet'], env),
+      cli(['usage', '--endpoint', 'getUserByUsername', '--json'], env),
+    ]);
+    assert.equal(fromAlone.code, exitCodes.usage, fromAlone.stderr);
+    assert.match(fromAlone.stderr, /--from goes with --summary/);
+    assert.equal(endpointInSummary.code, exitCodes.usage, endpointInSummary.stderr);
+    assert.match(endpointInSummary.stderr, /--endpoint lists the ledger/);
+    assert.equal(tweetsOnly.code, 0, tweetsOnly.stderr);
+    const own = jsonLines(tweetsOnly.stdout);
+    assert.ok(own.length >= 2 && own.every((e) => e.endpoint === 'getUserByUsername'), tweetsOnly.stdout);
     assert.equal(JSON.parse(profile.stdout).id, g.sample.userIds[1]);
     assert.match(profileText.stdout, new RegExp(`^@${g.sample.usernames[1]} \\(`));
     assert.match(profileText.stderr, /100 credits charged/);
@@ -149,8 +162,14 @@ describe('sdg-client', () => {
     assert.deepEqual(b.counts, { already_present: 1, not_found: 100 });
     const listed = await cli(['watchlist', 'list', '--json'], env);
     assert.deepEqual(new Set(jsonLines(listed.stdout).map((e) => e.socialUserId)), new Set([g.sample.userIds[2], g.sample.userIds[3]]));
-    const removed = await cli(['watchlist', 'remove', g.sample.userIds[3]!], env);
-    assert.equal(removed.stdout.trim(), '1 removed');
+    const removed = await cli(['watchlist', 'remove', g.sample.userIds[3]!, '--json'], env);
+    assert.equal(removed.code, 0, removed.stderr);
+    // As `add`, the batches it made are named.
+    const r = JSON.parse(removed.stdout) as { counts: Record<string, number>; batchIds: string[] };
+    assert.deepEqual(r.counts, { removed: 1 });
+    assert.match(r.batchIds.join(','), /^wlb_\S+$/);
+    const again = await cli(['watchlist', 'remove', g.sample.userIds[3]!], env);
+    assert.equal(again.stdout.trim(), '1 not_present');
 
     const crawl = await cli(['crawl', 'status', '--json'], env);
     assert.ok(JSON.parse(crawl.stdout).schedule.intervalHours > 0);
@@ -227,6 +246,57 @@ describe('sdg-client', () => {
     const out = JSON.parse(r.stdout) as { sha256: string; export: { status: string } };
     assert.equal(out.export.status, 'completed');
     assert.equal(createHash('sha256').update(readFileSync(join(dir, 'waited.jsonl.gz'))).digest('hex'), out.sha256);
+  });
+
+  test('export stopped by Ctrl-C or SIGTERM while it waits: names the export it generated, exits 130 or 143', async () => {
+    const end = new Date();
+    const args = ['export', '--start', new Date(end.getTime() - 3_600_000).toISOString(), '--end', end.toISOString(), '--no-progress'];
+    await g.stopJobs();
+    try {
+      const stopped = async (signal: NodeJS.Signals, extra: string[]): Promise<Run> => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'sdk/src/cli/main.ts', ...args, ...extra], {
+          cwd: repoRoot,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+        // Once it waits: the export is queued (no worker runs), so the command polls it.
+        const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
+        const before = (await client.exports({ maxItems: 1 }).toArray())[0]?.id;
+        for (let i = 0; i < 200 && (await client.exports({ maxItems: 1 }).toArray())[0]?.id === before; i++) await new Promise((r) => setTimeout(r, 50));
+        child.kill(signal);
+        return { code: await closed, stdout, stderr };
+      };
+      const text = await stopped('SIGINT', ['-o', join(dir, 'stopped.jsonl.gz')]);
+      assert.equal(text.code, 130, text.stderr);
+      const id = /export (\d+) was generated; to get it when it completes: sdg-client exports download \1 --wait -o \S+stopped\.jsonl\.gz/.exec(text.stderr)?.[1];
+      assert.ok(id, text.stderr);
+      assert.match(text.stderr, /Stopped by SIGINT/);
+      const json = await stopped('SIGTERM', ['--json']);
+      assert.equal(json.code, 143, json.stderr);
+      const err = JSON.parse(json.stderr) as { error: { code: string }; exportId: string; exitCode: number };
+      assert.deepEqual([err.error.code, err.exitCode], ['interrupted', 143]);
+      assert.match(err.exportId, /^\d+$/);
+      assert.notEqual(err.exportId, id);
+    } finally {
+      await g.startJobs();
+    }
+  });
+
+  test('an export past its retention shows as expired in readable output', async () => {
+    const client = new SdgClient({ apiKey: a.apiKey, baseUrl: g.url });
+    const end = new Date();
+    const { data: queued } = await client.generateExport({ startDate: new Date(end.getTime() - 5 * 3_600_000).toISOString(), endDate: new Date(end.getTime() - 4 * 3_600_000).toISOString() });
+    await client.waitForExport(queued.id, { intervalMs: 20 });
+    const expiredAt = new Date().toISOString();
+    await g.h.deps.store.db.updateTable('exports').set({ expired_at: expiredAt }).where('id', '=', queued.id).execute();
+    const [show, list] = await Promise.all([cli(['exports', 'show', queued.id], env), cli(['exports', 'list', '--max', '50'], env)]);
+    assert.match(show.stdout, new RegExp(`^${queued.id}\tcompleted, expired ${expiredAt} \\(its file is deleted\\)\t`));
+    assert.match(list.stdout, new RegExp(`^${queued.id}\tcompleted, expired `, 'm'));
   });
 
   test('a list cut short by an error says where to go on; --cursor goes on from there and adds to the file', async () => {

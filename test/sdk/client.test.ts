@@ -75,6 +75,8 @@ describe('SdgClient', () => {
     const rest = await client.userTweets(userId, { startTime: start.toISOString(), endTime: end.toISOString(), limit: 7, cursor: firstPage.nextCursor! }).toArray();
     assert.deepEqual(rest.map((t) => t.id), tweets.slice(7).map((t) => t.id));
 
+    // A maxItems that is not a whole number ≥ 0 is refused where it is given, naming it (not the gateway's "limit must be integer").
+    for (const bad of [1.5, Number.NaN, -1]) assert.throws(() => client.userTweets(userId, { maxItems: bad }), /maxItems must be a whole number of at least 0; got/);
     // maxItems stops early, and the first page of 100 is the only one fetched.
     const few = client.userTweets(userId, { maxItems: 3 });
     assert.equal((await few.toArray()).length, 3);

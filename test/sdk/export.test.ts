@@ -84,7 +84,7 @@ describe('export helpers', () => {
       const { data } = await client.generateExport({ startDate: range.startDate, endDate: new Date(end.getTime() - 3_600_000).toISOString() });
       assert.equal((await client.getExport(data.id)).data.status, 'queued');
       await assert.rejects(client.downloadExport(data.id, join(dir, 'early.jsonl.gz')), (e: unknown) => e instanceof ConflictError && e.code === 'export_not_ready');
-      await assert.rejects(client.waitForExport(data.id, { intervalMs: 20, timeoutMs: 100 }), (e: unknown) => e instanceof WaitTimeoutError && /did not finish within 100 ms/.test(e.message));
+      await assert.rejects(client.waitForExport(data.id, { intervalMs: 20, timeoutMs: 100 }), (e: unknown) => e instanceof WaitTimeoutError && /did not finish within 100 ms/.test(e.message) && e.exportId === data.id && e.batchId === undefined);
     } finally {
       await g.startJobs();
     }

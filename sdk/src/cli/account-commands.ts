@@ -1,5 +1,6 @@
 // balance, usage, plans, keys list/create/revoke: the account (all free).
 import type { Command } from 'commander';
+import type { QueryOf } from '../types.js';
 import { contextOf, intOption, usageError, type Context } from './context.js';
 import { CliError, exitCodes } from './exit-codes.js';
 import { Lines, printJson, say } from './output.js';
@@ -49,7 +50,12 @@ export function registerAccountCommands(program: Command): void {
     .option('--from <iso>', 'with --summary: start (default 24 hours ago)')
     .option('--to <iso>', 'with --summary: end (default now)')
     .option('--granularity <unit>', 'with --summary: hour or day', 'hour')
-    .action(async (flags: { max: string; summary?: boolean; from?: string; to?: string; granularity: string }, cmd: Command) => {
+    .option('--endpoint <operation>', 'without --summary: only the charges of this operation (getTweet, getUserTweets…)')
+    .action(async (flags: { max: string; summary?: boolean; from?: string; to?: string; granularity: string; endpoint?: string }, cmd: Command) => {
+      // An option of the other form would be ignored: a script asking for a day's ledger would get the newest entries.
+      const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+      const misplaced = flags.summary ? ['endpoint'].filter(given) : ['from', 'to', 'granularity'].filter(given);
+      if (misplaced.length) throw usageError(`--${misplaced[0]} ${flags.summary ? 'lists the ledger: it does not go with --summary' : 'goes with --summary'}.`);
       const ctx = await contextOf(cmd);
       if (flags.summary) {
         if (flags.granularity !== 'hour' && flags.granularity !== 'day') throw usageError('--granularity is hour or day.');
@@ -63,7 +69,7 @@ export function registerAccountCommands(program: Command): void {
       }
       const max = intOption('--max', flags.max);
       const lines = new Lines();
-      for await (const e of ctx.client.usage({ maxItems: max, limit: 100 })) {
+      for await (const e of ctx.client.usage({ maxItems: max, limit: 100, ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint as NonNullable<QueryOf<'listUsage'>['endpoint']> }) })) {
         if (ctx.out.json) await lines.write(e);
         else say(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
       }

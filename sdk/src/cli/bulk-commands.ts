@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { ExportRecord, WatchlistAddItem } from '../types.js';
 import { contextOf, intOption, readStdin, usageError, type Context } from './context.js';
 import { BatchItemsError, CliError, exitCodes } from './exit-codes.js';
+import { interruptible, type Interruptible } from './interrupt.js';
 import { Lines, note, printJson, say, shellWords, withBar, withExtras } from './output.js';
 
 /** An account named on the command line or in a file, with where, to name it in an error. */
@@ -110,15 +111,17 @@ export function registerBulkCommands(program: Command): void {
       const ids = named.map((e) => e.value);
       const counts: Record<string, number> = {};
       const items = [];
+      const batchIds: string[] = [];
       for (let i = 0; i < ids.length; i += 100) {
         const { data } = await ctx.client.removeFromWatchlist(ids.slice(i, i + 100));
+        batchIds.push(data.batchId);
         const done = await ctx.client.waitForBatch(data.batchId, { intervalMs: 250 });
         for (const item of done.items) {
           items.push(item);
           counts[item.status] = (counts[item.status] ?? 0) + 1;
         }
       }
-      if (ctx.out.json) printJson({ counts, items });
+      if (ctx.out.json) printJson({ counts, items, batchIds });
       else say(`${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
       partialFailure(items, counts, 'removed');
     });
@@ -151,18 +154,24 @@ export function registerBulkCommands(program: Command): void {
       const ctx = await contextOf(cmd);
       // Before an export is made for nothing: where its file goes must be writable.
       if (flags.output !== undefined) await checkWritable(flags.output);
-      const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
-      // An export holds what is stored when it runs: a range that ends later is not filled in afterwards.
-      if (!ctx.out.json && Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
-      const path = flags.output ?? `export-${queued.id}.jsonl.gz`;
+      // Listening before the export is asked for: a signal while it is made is acted on once its id is known.
+      const stop = interruptible();
       try {
-        await waitFor(ctx, queued.id);
-      } catch (error) {
-        // The export exists and goes on at the gateway: say how to get it rather than make another.
-        if (!ctx.out.json) note(`export ${queued.id} was generated; to get it when it completes: sdg-client exports download ${queued.id} --wait -o ${shellWords([path])}`);
-        throw withExtras(error, { exportId: queued.id });
+        const { data: queued } = await ctx.client.generateExport({ startDate: flags.start, endDate: flags.end });
+        // An export holds what is stored when it runs: a range that ends later is not filled in afterwards.
+        if (!ctx.out.json && Date.parse(queued.endDate) > Date.parse(queued.createdAt)) note(`the range ends after now (${queued.createdAt}): tweets posted later are not in this export`);
+        const path = flags.output ?? `export-${queued.id}.jsonl.gz`;
+        try {
+          await waitFor(ctx, queued.id, stop.signal);
+        } catch (error) {
+          // The export exists and goes on at the gateway (a Ctrl-C included): say how to get it rather than make another.
+          if (!ctx.out.json) note(`export ${queued.id} was generated; to get it when it completes: sdg-client exports download ${queued.id} --wait -o ${shellWords([path])}`);
+          throw withExtras(stop.errorFor(error), { exportId: queued.id });
+        }
+        await download(ctx, queued.id, path, stop);
+      } finally {
+        stop.dispose();
       }
-      await download(ctx, queued.id, path);
     });
 
   const exportsCmd = program.command('exports').description("the account's exports: list, show one, download one");
@@ -202,8 +211,13 @@ export function registerBulkCommands(program: Command): void {
       const ctx = await contextOf(cmd);
       const path = flags.output ?? `export-${exportId(id)}.jsonl.gz`;
       await checkWritable(path);
-      if (flags.wait) await waitFor(ctx, exportId(id));
-      await download(ctx, exportId(id), path);
+      const stop = interruptible();
+      try {
+        if (flags.wait) await waitFor(ctx, exportId(id), stop.signal).catch((error: unknown) => Promise.reject(withExtras(stop.errorFor(error), { exportId: id })));
+        await download(ctx, exportId(id), path, stop);
+      } finally {
+        stop.dispose();
+      }
     });
 }
 
@@ -221,9 +235,9 @@ async function checkWritable(path: string): Promise<void> {
 }
 
 /** Waits for an export to complete (ExportError if it failed), with a progress line. */
-async function waitFor(ctx: Context, id: string): Promise<void> {
+async function waitFor(ctx: Context, id: string, signal: AbortSignal): Promise<void> {
   await withBar(ctx.out, 'export {id}: {status}', 1, (waiting) =>
-    ctx.client.waitForExport(id, { intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
+    ctx.client.waitForExport(id, { signal, intervalMs: 500, onProgress: (r) => waiting.update(r.status === 'completed' ? 1 : 0, { id: r.id, status: r.status }) }),
   );
 }
 
@@ -232,14 +246,15 @@ function exportId(id: string): string {
   return id;
 }
 
+// An export past its retention still says `completed`: its line says it is gone (its download is 404 export_expired).
 const recordLine = (e: ExportRecord) =>
-  [e.id, e.status, `${e.startDate}..${e.endDate}`, e.tweetCount === null ? '' : `${e.tweetCount} tweets`, e.sizeBytes === null ? '' : `${e.sizeBytes} bytes`, e.completedAt ?? e.createdAt].filter(Boolean).join('\t');
+  [e.id, e.expiredAt ? `${e.status}, expired ${e.expiredAt} (its file is deleted)` : e.status, `${e.startDate}..${e.endDate}`, e.tweetCount === null ? '' : `${e.tweetCount} tweets`, e.sizeBytes === null ? '' : `${e.sizeBytes} bytes`, e.completedAt ?? e.createdAt].filter(Boolean).join('\t');
 
 /**
  * Downloads and verifies a completed export, with a progress bar, and says where it went. What an
  * interrupted run left in FILE.part is gone on from, and what a failed one received is kept for the next.
  */
-async function download(ctx: Context, id: string, path: string): Promise<void> {
+async function download(ctx: Context, id: string, path: string, stop: Interruptible): Promise<void> {
   const part = `${path}.part`;
   const sizeOf = () => stat(part).then((s) => s.size, () => 0);
   const earlier = await sizeOf();
@@ -249,6 +264,7 @@ async function download(ctx: Context, id: string, path: string): Promise<void> {
     file = await withBar(ctx.out, 'download {bar} {percentage}% | {value}/{total} bytes', 0, (bar) =>
       ctx.client.downloadExport(id, path, {
         continuePart: true,
+        signal: stop.signal,
         onDownloadProgress: (p) => {
           if (p.totalBytes) bar.setTotal(p.totalBytes);
           bar.update(p.bytes);
@@ -258,7 +274,7 @@ async function download(ctx: Context, id: string, path: string): Promise<void> {
   } catch (error) {
     const kept = await sizeOf();
     if (kept > 0 && !ctx.out.json) note(`${kept} bytes kept in ${part}; to go on from there: sdg-client exports download ${id} -o ${shellWords([path])}`);
-    throw error;
+    throw withExtras(stop.errorFor(error), { exportId: id });
   }
   const { data: record } = await ctx.client.getExport(id);
   if (ctx.out.json) return printJson({ export: record, file: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256 });
