@@ -72,6 +72,8 @@ export interface Config {
     sweepSeconds: number;
     /** How long a key lookup is reused: the bound on how late a revocation is seen by another process. */
     keyCacheMs: number;
+    /** How long a call the balance covers waits for credits held by the account's calls in progress before its 402. */
+    holdWaitMs: number;
   };
   crawl: { intervalHours: number; backfillDays: number; concurrency: number; refreshDays: number };
   exports: {
@@ -193,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
       leaseSeconds: num(env, 'CREDIT_LEASE_SECONDS', 30, { min: 1, max: 600 }),
       sweepSeconds: num(env, 'CREDIT_SWEEP_SECONDS', 15, { min: 0.05, max: 600 }),
       keyCacheMs: num(env, 'KEY_CACHE_MS', 500, { integer: true, min: 0, max: 1_000 }),
+      holdWaitMs: num(env, 'CREDIT_HOLD_WAIT_MS', 5_000, { integer: true, min: 0, max: 60_000 }),
     },
     crawl: {
       intervalHours: num(env, 'CRAWL_INTERVAL_HOURS', 6, { min: 0.0001, max: 24 * 30 }),

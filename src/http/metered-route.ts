@@ -5,6 +5,7 @@ import { JsonText } from './json-text.js';
 import { countText } from './count-text.js';
 import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
+import { reserveAfterHolds } from '../credits/hold-wait.js';
 import { insufficientCredits, type Charged, type SettleTarget } from '../credits/meter-store.js';
 
 // Reserve before the work, settle on a 2xx, release on anything else: a failure is never charged.
@@ -85,13 +86,15 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       }
       if (cost > 0) {
         // Decided in the process when it can be (no promise to wait for), else by the store.
-        const r = deps.meter.tryReserveSync?.(auth.accountId, cost) ?? (await deps.meter.reserve(auth.accountId, cost));
+        const first = deps.meter.tryReserveSync?.(auth.accountId, cost) ?? (await deps.meter.reserve(auth.accountId, cost));
+        // Refused: at once if the balance is below the cost, else once the account's other calls
+        // in progress have ended (or CREDIT_HOLD_WAIT_MS has passed) without freeing enough.
+        const r = first.ok ? first : await reserveAfterHolds(deps.meter, auth.accountId, cost, first, deps.config.credits.holdWaitMs);
         if (!r.ok) {
           // The balance itself, as every other answer's X-Credits-Remaining: the available credits
           // are less while other calls of the account hold some (the details give both).
-          const balance = Math.max(r.available, (await deps.meter.balance(auth.accountId)) ?? 0);
-          m.balanceAfter = balance;
-          throw insufficientCredits(cost, balance, r.available);
+          m.balanceAfter = r.balance;
+          throw insufficientCredits(cost, r.balance, r.available);
         }
         m.reservationId = r.reservationId;
       }

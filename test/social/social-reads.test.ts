@@ -28,7 +28,7 @@ for (const backend of backends()) {
     const get = (url: string, key = a.apiKey) => h.app.inject({ url, headers: { 'x-api-key': key } });
 
     before(async () => {
-      h = await startHarness(backend, {}, useSource(demo, () => clock));
+      h = await startHarness(backend, { CREDIT_HOLD_WAIT_MS: '1500' }, useSource(demo, () => clock));
       a = await h.account({ credits: 1_000_000 });
       sample = demoSample(demo, new Date(clock));
     });
@@ -216,12 +216,41 @@ for (const backend of backends()) {
       assert.deepEqual(errorOf(r).details, { required: 100, balance: 99, available: 99 });
     });
 
-    test('credits held by a call in progress: the 402 gives the balance and what is available, and a retry once the call ends passes', async () => {
+    test('credits held by a call in progress: a call the balance covers waits for it; served if it fails, 402 if it is charged', async () => {
+      const url = `/social/v1/tweets/${sample.tweetIds[1]}`;
       const a = await h.account({ credits: 150 });
       // A call of the account in progress (a slow upstream) holds 100 of the 150.
       const held = await h.deps.meter.reserve(a.accountId, 100);
       assert.ok(held.ok);
+      const waiting = get(url, a.apiKey);
+      await new Promise((r) => setTimeout(r, 100));
+      // That call failed: its hold is freed, uncharged, and the waiting call is served (no 402 for
+      // credits the account had).
+      assert.ok(await h.deps.meter.release(held.reservationId));
+      const served = await waiting;
+      assert.equal(served.statusCode, 200, served.body);
+      assert.equal(served.headers['x-credits-remaining'], '50');
+
+      const b = await h.account({ credits: 150 });
+      const charged = await h.deps.meter.reserve(b.accountId, 100);
+      assert.ok(charged.ok);
+      const refused = get(url, b.apiKey);
+      await new Promise((r) => setTimeout(r, 100));
+      // That call succeeded: charged, the balance is 50, and the waiting call's 402 says so.
+      assert.equal((await h.deps.meter.settle(charged.reservationId, { requestId: 'req-held', keyId: null, endpoint: 'getTweet' }))?.balance, 50);
+      const r = await refused;
+      assert.equal(r.statusCode, 402);
+      assert.deepEqual(errorOf(r).details, { required: 100, balance: 50, available: 50 });
+      assert.equal(r.headers['x-credits-charged'], '0');
+    });
+
+    test('credits held past CREDIT_HOLD_WAIT_MS: the 402 gives the balance and what is available, and a retry once the call ends passes', async () => {
+      const a = await h.account({ credits: 150 });
+      const held = await h.deps.meter.reserve(a.accountId, 100);
+      assert.ok(held.ok);
+      const started = Date.now();
       const r = await get(`/social/v1/tweets/${sample.tweetIds[1]}`, a.apiKey);
+      assert.ok(Date.now() - started >= 1_400, `answered after ${Date.now() - started} ms, before the wait`);
       assert.equal(r.statusCode, 402);
       assert.deepEqual(errorOf(r).details, { required: 100, balance: 150, available: 50 });
       assert.match(errorOf(r).message, /balance is 150, of which 100 are held for calls still in progress/);
