@@ -10,7 +10,7 @@ import { leasedJobKind, releaseLease, runLeasedNow, withHeartbeat, type Claim } 
 import type { JobKind } from '../jobs/runner.js';
 import { tweetSeq, upsertProfiles } from '../social/social-repo.js';
 import { SourceError, type TimelineQuery } from '../sources/types.js';
-import { accountState, finishTarget, findTarget, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
+import { accountState, dropUnwatchedTarget, finishTarget, findTarget, isWatched, markTargetStarted, targetLease, tryFinalizeCycle, type AccountState } from './crawl-repo.js';
 import { type JobDeps, isStopping, leaseMs } from '../jobs/job-deps.js';
 import { callSource } from '../sources/resilience.js';
 
@@ -40,6 +40,11 @@ export async function performCrawlTarget(deps: JobDeps, claim: Claim, parent: Ab
   const iso = () => deps.bulk.clock().toISOString();
   if (claim.attempts > TARGET_MAX_ATTEMPTS) {
     await finishTarget(db, claim, { status: 'failed', error: `Gave up after ${TARGET_MAX_ATTEMPTS} attempts.`, now: iso(), userId });
+    await tryFinalizeCycle(db, target.cycle_id, iso());
+    return;
+  }
+  // Removed from every watchlist since the cycle began: not crawled (a read first; the drop re-checks under the lease).
+  if (!(await isWatched(db, userId)) && (await dropUnwatchedTarget(db, claim, userId))) {
     await tryFinalizeCycle(db, target.cycle_id, iso());
     return;
   }

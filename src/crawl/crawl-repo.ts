@@ -226,6 +226,33 @@ export async function accountState(db: Kysely<Database>, userId: string): Promis
 }
 
 
+/** Whether any account's watchlist holds this social account (an index probe). */
+export async function isWatched(db: Kysely<Database>, userId: string): Promise<boolean> {
+  return (await db.selectFrom('watchlist_entries').select('account_id').where('social_user_id', '=', userId).limit(1).executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Drops a target whose account no watchlist holds any more (removed after its cycle began), before
+ * any of its work: not crawled for nobody (with X, paid calls), and the cycle counts one account
+ * fewer. False, and left to crawl, when it is watched again, has stored tweets of an earlier
+ * attempt (the cycle's running counters hold them), or the lease is no longer this worker's.
+ */
+export async function dropUnwatchedTarget(db: Kysely<Database>, claim: Claim, userId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    try {
+      await holdLease(trx, targetLease, claim);
+    } catch {
+      return false;
+    }
+    if (await isWatched(trx, userId)) return false;
+    const t = await trx.selectFrom('crawl_targets').select(['cycle_id', 'tweets_ingested', 'tweets_updated']).where('id', '=', claim.id).executeTakeFirst();
+    if (!t || Number(t.tweets_ingested) > 0 || Number(t.tweets_updated) > 0) return false;
+    await trx.deleteFrom('crawl_targets').where('id', '=', claim.id).execute();
+    await trx.updateTable('crawl_cycles').set({ accounts_targeted: sql`accounts_targeted - 1` }).where('id', '=', t.cycle_id).execute();
+    return true;
+  });
+}
+
 export async function markTargetStarted(db: Kysely<Database>, claim: Claim, now: string): Promise<void> {
   await db.updateTable('crawl_targets').set({ started_at: now }).where('id', '=', claim.id).where('lease_owner', '=', claim.owner).where('started_at', 'is', null).execute();
 }

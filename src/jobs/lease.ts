@@ -13,6 +13,23 @@ export interface LeaseSpec {
   ready: string;
   /** Status of a row a worker holds. */
   active: string;
+  /**
+   * Rows with the same value in this column run one at a time, oldest first: a row is ready only
+   * when no older row of that value is ready or active (one account's watchlist batches apply in
+   * the order they were sent, and one account's many batches leave the other workers to others).
+   */
+  serialBy?: 'account_id';
+}
+
+/** The condition that no older row of the same `serialBy` value is waiting or running (true without serialBy). */
+function noneBefore(spec: LeaseSpec) {
+  if (!spec.serialBy) return sql`1 = 1`;
+  const t = sql.table(spec.table);
+  const col = sql.ref(spec.serialBy);
+  const outer = sql.ref(`${spec.table}.${spec.serialBy}`);
+  return sql`not exists (select 1 from ${t} as earlier
+    where earlier.${col} = ${outer} and earlier.status in (${spec.ready}, ${spec.active})
+      and (earlier.created_at < ${sql.ref(`${spec.table}.created_at`)} or (earlier.created_at = ${sql.ref(`${spec.table}.created_at`)} and earlier.id < ${sql.ref(`${spec.table}.id`)})))`;
 }
 
 export interface Claim {
@@ -41,7 +58,7 @@ export async function claimById(db: Kysely<Database>, spec: LeaseSpec, id: strin
   const now = iso(nowMs);
   const r = await sql`
     update ${t} set status = ${spec.active}, lease_owner = ${owner}, lease_expires_at = ${iso(nowMs + leaseMs)}, attempts = attempts + 1
-    where id = ${id} and (status = ${spec.ready} or (status = ${spec.active} and lease_expires_at < ${now}))`.execute(db);
+    where id = ${id} and ((status = ${spec.ready} and ${noneBefore(spec)}) or (status = ${spec.active} and lease_expires_at < ${now}))`.execute(db);
   if (affected(r) !== 1) return undefined;
   const row = await sql<{ attempts: number }>`select attempts from ${t} where id = ${id} and lease_owner = ${owner}`.execute(db);
   const attempts = row.rows[0]?.attempts;
@@ -56,7 +73,7 @@ export async function claimNext(db: Kysely<Database>, spec: LeaseSpec, owner: st
   // made SQLite read every ready row and sort them, so a crawl cycle of N targets cost N² reads.
   // Active rows are few (at most the workers' concurrency), so the second reads little.
   const ready = await sql<{ id: string; created_at: string }>`
-    select id, created_at from ${t} where status = ${spec.ready} order by created_at limit 8`.execute(db);
+    select id, created_at from ${t} where status = ${spec.ready} and ${noneBefore(spec)} order by created_at limit 8`.execute(db);
   const expired = await sql<{ id: string; created_at: string }>`
     select id, created_at from ${t} where status = ${spec.active} and lease_expires_at < ${now} order by created_at limit 8`.execute(db);
   const candidates = [...ready.rows, ...expired.rows].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).slice(0, 8);

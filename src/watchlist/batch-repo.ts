@@ -7,7 +7,7 @@ import type { Database, WatchlistBatchesTable, WatchlistBatchItemsTable } from '
 import { addEntry, removeEntry } from './watchlist-repo.js';
 import { assertOpenJobRoom, type OpenJobQuota } from '../jobs/job-quota.js';
 
-export const batchLease: LeaseSpec = { table: 'watchlist_batches', ready: 'queued', active: 'processing' };
+export const batchLease: LeaseSpec = { table: 'watchlist_batches', ready: 'queued', active: 'processing', serialBy: 'account_id' };
 
 export type ItemStatus = WatchlistBatchItemsTable['status'];
 export type BatchRow = WatchlistBatchesTable;
@@ -32,6 +32,10 @@ export async function createBatch(
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     if (maxOpen !== undefined) await assertOpenJobRoom(trx, b.accountId, openBatchQuota(maxOpen));
+    // An account's batches run in the order of created_at (lease.ts, serialBy): two sent within one
+    // millisecond get distinct times, the later one a millisecond on (the account's row is locked above).
+    const last = await trx.selectFrom('watchlist_batches').select((eb) => eb.fn.max('created_at').as('at')).where('account_id', '=', b.accountId).executeTakeFirst();
+    const createdAt = last?.at && last.at >= b.now ? new Date(Date.parse(last.at) + 1).toISOString() : b.now;
     await trx
       .insertInto('watchlist_batches')
       .values({
@@ -43,7 +47,7 @@ export async function createBatch(
         processed: 0,
         succeeded: 0,
         failed: 0,
-        created_at: b.now,
+        created_at: createdAt,
         completed_at: null,
         error: null,
         attempts: 0,

@@ -337,5 +337,32 @@ for (const backend of backends()) {
       const targeted = await db().selectFrom('crawl_targets').select('social_user_id').where('social_user_id', 'in', [sneaked, added]).execute();
       assert.deepEqual(new Set(targeted.map((t) => t.social_user_id)), new Set([sneaked, added]));
     });
+
+    test('an account removed from every watchlist while its cycle runs is not crawled in it, and the cycle counts one account fewer', async () => {
+      b.clock.advance(HOUR);
+      const tick = await crawlTick(b.h.deps);
+      assert.ok(tick.started, 'scheduled cycle');
+      const gone = b.sample.userIds[1]!; // a's alone
+      const kept = b.sample.userIds[0]!;
+      const targeted = Number((await db().selectFrom('crawl_cycles').select('accounts_targeted').where('id', '=', tick.started).executeTakeFirstOrThrow()).accounts_targeted);
+      const rm = await call(b.h, a, 'POST', `${BASE}/watchlist/batch-remove`, { socialUserIds: [gone] });
+      assert.equal(rm.statusCode, 202, rm.body);
+      const profileCalls: string[] = [];
+      const getUserById = flaky.getUserById;
+      flaky.getUserById = (id: string) => (profileCalls.push(id), getUserById(id));
+      try {
+        await drainBulkWork(b.h.deps);
+      } finally {
+        flaky.getUserById = getUserById;
+      }
+      const cycle = (await status()).data.lastCompletedCycle!;
+      assert.equal(cycle.id, tick.started);
+      assert.deepEqual([cycle.accountsTargeted, cycle.accountsCompleted + cycle.accountsFailed], [targeted - 1, targeted - 1]);
+      assert.ok(!profileCalls.includes(gone), 'no call to the source for it');
+      assert.ok(profileCalls.includes(kept));
+      const targets = await db().selectFrom('crawl_targets').select('social_user_id').where('cycle_id', '=', tick.started).execute();
+      assert.ok(!targets.some((t) => t.social_user_id === gone));
+      assert.equal(targets.length, targeted - 1);
+    });
   });
 }
