@@ -256,8 +256,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The caller's most recently completed export.
-         * @description Only completed exports count; 404 not_found until one has completed. To follow an export you just requested, poll /exports/{id} instead.
+         * The caller's most recently completed export that can still be downloaded.
+         * @description Only completed exports whose file is still kept count (one past EXPORT_RETENTION_DAYS has expiredAt set and is left out); 404 not_found until one has completed, or once all have expired. To follow an export you just requested, poll /exports/{id} instead.
          *
          *     **Cost:** free (0 credits).
          */
@@ -2882,7 +2882,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The last completed export. */
+            /** @description The last completed export that can be downloaded. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -47,6 +47,10 @@ export function verifyDownload(secrets: SigningSecrets, id: string, objectKey: s
 /** A completed export whose file is still kept; otherwise export_not_ready or export_expired. */
 export function assertDownloadable(row: ExportRow): asserts row is ExportRow & { size_bytes: number; sha256: string } {
   if (row.expired_at !== null) throw exportExpired(row);
+  // A failed export never completes: said so, with its reason, rather than "available once it completes".
+  if (row.status === 'failed') {
+    throw new AppError('export_not_ready', `Export ${row.id} failed and will not complete${row.error ? `: ${row.error}` : '; generate it again.'}`, { status: row.status });
+  }
   if (row.status !== 'completed' || row.size_bytes === null || row.sha256 === null) {
     throw new AppError('export_not_ready', `Export ${row.id} is ${row.status}, not completed; a link is available once it completes.`, { status: row.status });
   }

@@ -72,6 +72,8 @@ export async function latestCompletedExport(db: Kysely<Database>, accountId: str
     .selectAll()
     .where('account_id', '=', accountId)
     .where('status', '=', 'completed')
+    // One whose file retention removed cannot be downloaded: "latest, then download" gets a file.
+    .where('expired_at', 'is', null)
     .orderBy('completed_at', 'desc')
     .orderBy('id', 'desc')
     .limit(1)

@@ -9,7 +9,7 @@ import { JobRunner } from '../../src/jobs/runner.js';
 import type { ObjectBody, ObjectStore } from '../../src/objects/object-store.js';
 import { backends } from '../helpers/backends.js';
 import { until } from '../helpers/processes.js';
-import { json, type TestAccount } from '../helpers/harness.js';
+import { errorOf, json, type TestAccount } from '../helpers/harness.js';
 import { BASE, bulkHarness, call, type BulkHarness } from './helpers.js';
 
 const LEASE_MS = 500;
@@ -124,6 +124,11 @@ for (const backend of backends()) {
       const r = await record(id);
       assert.equal(r.status, 'failed');
       assert.match(r.error ?? '', /request it again/);
+      // Its download says it failed for good (not "a link is available once it completes").
+      const dl = await call(b.h, a, 'GET', `${BASE}/exports/${id}/download`);
+      assert.equal(dl.statusCode, 409);
+      assert.deepEqual(errorOf(dl).details, { status: 'failed' });
+      assert.match(errorOf(dl).message, /^Export \d+ failed and will not complete: .*request it again/);
       assert.equal(await attempt(id), 'waiting', 'a failed export is never claimed again');
       assert.equal(objects.failures, 0);
     });

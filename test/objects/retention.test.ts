@@ -82,6 +82,16 @@ for (const backend of backends()) {
         }
         // A second sweep finds nothing more to do.
         assert.deepEqual(await sweep(), { expired: 0, removed: 0 });
+
+        // latest gives the newest export that can be downloaded: not one retention removed.
+        const db = o.h.deps.store.db;
+        await db.updateTable('exports').set({ completed_at: o.clock.now().toISOString() }).where('id', '=', old.id).execute();
+        assert.equal(json<{ data: ExportRec }>(await call(o.h, a, 'GET', `${BASE}/exports/latest`)).data.id, young.id, 'the expired one, though completed later, is left out');
+        await db.updateTable('exports').set({ expired_at: o.clock.now().toISOString() }).where('id', '=', young.id).execute();
+        const none = await call(o.h, a, 'GET', `${BASE}/exports/latest`);
+        assert.equal(none.statusCode, 404);
+        assert.match(errorOf(none).message, /every completed one has expired/);
+        await db.updateTable('exports').set({ expired_at: null }).where('id', '=', young.id).execute();
       });
 
       test('a sweep that dies between marking and removing is finished by the next one', async () => {

@@ -12,15 +12,16 @@ export function registerGetLatestExport(app: App, deps: Pick<Deps, 'store'>): vo
       schema: {
         operationId: 'getLatestExport',
         tags: ['bulk-export'],
-        summary: "The caller's most recently completed export.",
-        description: 'Only completed exports count; 404 not_found until one has completed. To follow an export you just requested, poll /exports/{id} instead.',
-        response: { 200: single(ExportRecord, 'The last completed export.') },
+        summary: "The caller's most recently completed export that can still be downloaded.",
+        description:
+          'Only completed exports whose file is still kept count (one past EXPORT_RETENTION_DAYS has expiredAt set and is left out); 404 not_found until one has completed, or once all have expired. To follow an export you just requested, poll /exports/{id} instead.',
+        response: { 200: single(ExportRecord, 'The last completed export that can be downloaded.') },
       },
       config: { errors: ['not_found'] },
     },
     async (request) => {
       const row = await latestCompletedExport(deps.store.db, request.auth!.accountId);
-      if (!row) throw new AppError('not_found', 'No export of this account has completed yet.');
+      if (!row) throw new AppError('not_found', 'No export of this account has completed yet, or every completed one has expired (its file removed under the retention policy).');
       return { data: exportRecord(row), meta: meta(request.id) };
     },
   );
