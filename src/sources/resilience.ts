@@ -10,7 +10,7 @@
 //    Other answers (not found, rate limited, rejected…) show the upstream is up: they neither count
 //    against the breaker nor are retried.
 //  - callSource: the patience of background jobs (crawl, watchlist batches) around such calls: longer
-//    backoff, and a rate limit waited out until its reset when that is near enough.
+//    backoff, and a rate limit (or an open circuit) waited out until its reset when that is near enough.
 //
 // Both retry through withRetries below. Its waits run inside the attempt, on node:timers/promises
 // with the call's signal, because cockatiel's own retry delay cannot be cancelled: a stopping job
@@ -97,8 +97,10 @@ async function withRetries<T>(
   // cockatiel asks this once per failure: it decides, and sets the wait before the next attempt.
   const retryable = handleWhen((err) => {
     if (!(err instanceof SourceError)) return false;
-    if (err.kind === 'rate_limited') {
-      const wait = rateLimitWaitMs(err);
+    // A paused source (its circuit open) says when its trial call may go: waited out as a rate limit
+    // is, by background jobs (a batch's items failed at once before); API calls do not wait (Retry-After).
+    if (err.kind === 'rate_limited' || (err.kind === 'unavailable' && err.resetAt)) {
+      const wait = rateLimitWaitMs(err) + (err.kind === 'unavailable' ? Math.floor(random() * 1_000) : 0);
       if (waits >= policy.maxRateLimitWaits || wait > policy.maxRateLimitWaitMs) return false;
       waits += 1;
       delayMs = wait;

@@ -305,6 +305,23 @@ describe('callSource (background jobs)', () => {
   });
 });
 
+describe('callSource and an open circuit', () => {
+  it('a background call waits out the open circuit (until its trial call) instead of failing at once; an API call does not', async () => {
+    const { inner, source } = harness(['unavailable', 'unavailable'], { retry: once, failureThreshold: 2, halfOpenAfterMs: 150 });
+    await rejectsKind(source.getUserById('1'), 'unavailable');
+    await rejectsKind(source.getUserById('1'), 'unavailable');
+    assert.equal(source.circuitState, 'open');
+    const patient = { retries: 0, baseDelayMs: 1, maxDelayMs: 1, maxRateLimitWaitMs: 5_000, maxRateLimitWaits: 2 };
+    // No rate-limit waits allowed (as an API call's policy): refused at once, no call made.
+    await rejectsKind(callSource((call) => source.getUserById('1', call), { ...patient, maxRateLimitWaits: 0 }, new AbortController().signal), 'unavailable', /circuit open/);
+    assert.equal(inner.calls, 2);
+    const got = await callSource((call) => source.getUserById('1', call), patient, new AbortController().signal);
+    assert.deepEqual(got, profile);
+    assert.equal(inner.calls, 3, 'one call: the trial, once the circuit half-opened');
+    assert.equal(source.circuitState, 'closed');
+  });
+});
+
 describe('ResilientSource under concurrent calls', () => {
   it('30 calls at once without a signal: no MaxListenersExceededWarning on stderr (their shared signal holds a listener per call under way)', async () => {
     const demo = new DemoSource({ seed: 7, userCount: 1_000 });
