@@ -41,3 +41,14 @@ export function chooseRange(req: RangeRequest, sizeBytes: number, v: Validators)
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return { kind: 'whole' };
   return { kind: 'part', range: { start: ranges[0]!.start, end: ranges[0]!.end } };
 }
+
+/**
+ * If-None-Match (RFC 9110, 13.1.2): whether it names the file (`*`, or a list holding its ETag,
+ * compared weakly: a W/ prefix on either side is ignored), so the answer is 304 with no body.
+ */
+export function matchesNoneMatch(ifNoneMatch: string | string[] | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  const opaque = (t: string) => t.trim().replace(/^W\//, '');
+  const wanted = opaque(etag);
+  return (Array.isArray(ifNoneMatch) ? ifNoneMatch : [ifNoneMatch]).some((v) => v.split(',').some((t) => t.trim() === '*' || opaque(t) === wanted));
+}

@@ -55,6 +55,18 @@ for (const backend of backends()) {
       assert.equal(res.headers['content-range'], undefined);
     });
 
+    test('If-None-Match naming the file (its ETag, weak or in a list, or *) is 304 without a body; another ETag gets the file', async () => {
+      for (const inm of [`"${link.sha256}"`, `W/"${link.sha256}"`, `"other", "${link.sha256}"`, '*']) {
+        const res = await get({ 'if-none-match': inm });
+        assert.equal(res.statusCode, 304, inm);
+        assert.equal(res.rawPayload.length, 0);
+        assert.equal(res.headers.etag, `"${link.sha256}"`);
+      }
+      const other = await get({ 'if-none-match': '"0000"' });
+      assert.equal(other.statusCode, 200);
+      assert.deepEqual(other.rawPayload, whole);
+    });
+
     test('a download cut short resumes from the byte it reached, and the parts make the file', async () => {
       const cut = 1000;
       const first = await get({ range: `bytes=0-${cut - 1}` });

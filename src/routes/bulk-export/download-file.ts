@@ -4,7 +4,7 @@
 // A Range request gets its part (206), so an interrupted download resumes (byte-range.ts).
 import { Type } from '@sinclair/typebox';
 import { DOWNLOAD_PATH, exportExpired, verifyDownload } from '../../exports/download-link.js';
-import { chooseRange } from '../../exports/byte-range.js';
+import { chooseRange, matchesNoneMatch } from '../../exports/byte-range.js';
 import { findExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
 import type { App } from '../../http/types.js';
@@ -35,6 +35,10 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       // resuming with If-Range gets the rest only of the file it began with.
       const validators = { etag: `"${row.sha256}"`, lastModified: new Date(row.completed_at ?? 0).toUTCString() };
       const size = info.sizeBytes;
+      // A client that holds this file already (its ETag) gets 304 and no body.
+      if (matchesNoneMatch(request.headers['if-none-match'], validators.etag)) {
+        return reply.code(304).header('etag', validators.etag).header('last-modified', validators.lastModified).header('cache-control', 'private, no-store').send();
+      }
       const choice = chooseRange({ method: request.method, range: request.headers.range, ifRange: oneHeader(request.headers['if-range']) }, size, validators);
       if (choice.kind === 'unsatisfiable') {
         throw new AppError('range_not_satisfiable', `The file has ${size} bytes; the range asked for lies outside it.`, { sizeBytes: size }, { 'content-range': `bytes */${size}` });
