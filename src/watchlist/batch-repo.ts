@@ -92,7 +92,10 @@ export async function applyItem(db: Kysely<Database>, claim: Claim, accountId: s
       patch.social_user_id = r.userId;
       patch.username = r.username;
     } else if (r.kind === 'remove') {
-      status = (await removeEntry(trx, accountId, r.userId)) ? 'removed' : 'not_present';
+      // The removed account's username, as an add's item has it (a remove names ids only).
+      const removed = await removeEntry(trx, accountId, r.userId);
+      status = removed ? 'removed' : 'not_present';
+      if (removed) patch.username = removed.username;
     } else {
       status = r.status;
       error = r.error;

@@ -53,10 +53,10 @@ export async function addEntry(
   return 'limit_exceeded';
 }
 
-/** Inside the caller's transaction: removes one entry; false when it was not there. */
-export async function removeEntry(trx: Transaction<Database>, accountId: string, userId: string): Promise<boolean> {
-  const del = await trx.deleteFrom('watchlist_entries').where('account_id', '=', accountId).where('social_user_id', '=', userId).executeTakeFirst();
-  if (Number(del.numDeletedRows) === 0) return false;
+/** Inside the caller's transaction: removes one entry; its username, or undefined when it was not there. */
+export async function removeEntry(trx: Transaction<Database>, accountId: string, userId: string): Promise<{ username: string } | undefined> {
+  const del = await trx.deleteFrom('watchlist_entries').where('account_id', '=', accountId).where('social_user_id', '=', userId).returning('username').executeTakeFirst();
+  if (!del) return undefined;
   await trx.updateTable('watchlist_counts').set({ entries: sql`entries - 1` }).where('account_id', '=', accountId).execute();
-  return true;
+  return del;
 }

@@ -138,6 +138,8 @@ for (const backend of backends()) {
       const done = await getBatch(a, r.batchId);
       assert.equal(done.status, 'completed');
       assert.deepEqual(done.items.map((i) => i.status), ['removed', 'not_present', 'not_present']);
+      // The removed account's username is given, as an add's item gives it.
+      assert.deepEqual(done.items.map((i) => i.username?.toLowerCase() ?? null), [s.usernames[1]!.toLowerCase(), null, null]);
       assert.deepEqual([done.processed, done.succeeded, done.failed], [3, 3, 0]);
       const list = await watchlist(a);
       assert.deepEqual(new Set(list.map((e) => e.socialUserId)), new Set([s.userIds[0], s.userIds[2]]));
