@@ -15,7 +15,10 @@ const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
  * Milliseconds since the Unix epoch, or undefined when the text is not ISO 8601 with an offset or Z,
- * or names an instant outside the years 0000 to 9999 in UTC.
+ * or names an instant outside the years 0000 to 9999 in UTC. A time finer than a millisecond is
+ * rounded up to the next one: every bound it sets is of a half-open range ([start, end)) over
+ * instants stored to the millisecond, which the rounded bound selects exactly (cut instead,
+ * …00.0001Z to …00.0009Z was refused as empty and an end 0.4 µs past 24 h taken as 24 h).
  */
 export function parseIsoWithOffset(text: string): number | undefined {
   const m = ISO_WITH_OFFSET.exec(text);
@@ -28,7 +31,8 @@ export function parseIsoWithOffset(text: string): number | undefined {
   if (day > daysInMonth || Number(h) > 23 || Number(mi) > 59 || Number(s ?? 0) > 59) return undefined;
   const offset = m[8]!;
   if (offset.toUpperCase() !== 'Z' && (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59)) return undefined;
-  const ms = Date.parse(text.toUpperCase().replace(/(\.\d{3})\d+/, '$1'));
+  const cut = Date.parse(text.toUpperCase().replace(/(\.\d{3})\d+/, '$1'));
+  const ms = /[1-9]/.test(m[7]?.slice(3) ?? '') ? cut + 1 : cut;
   return Number.isNaN(ms) || ms < FIRST_MS || ms > LAST_MS ? undefined : ms;
 }
 

@@ -70,6 +70,15 @@ for (const backend of backends()) {
       expectError(await gen({ startDate: '2025-06-01T10:00:00Z', endDate: '2025-06-01T10:00:00Z' }), 400, 'invalid_date_range', 'body.endDate');
       expectError(await gen({ startDate: '2025-06-01T10:00:00Z', endDate: '2025-06-01T09:00:00Z' }), 400, 'invalid_date_range', 'body.endDate');
       expectError(await gen({ startDate: '2025-06-01T00:00:00.000Z', endDate: '2025-06-02T00:00:00.001Z' }), 400, 'invalid_date_range', 'body.endDate');
+      // Finer than a millisecond: rounded up (bounds of [start, end) over times stored to the
+      // millisecond), not cut: 0.4 µs past 24 h is past it, and a range holding an instant is one.
+      expectError(await gen({ startDate: '2025-06-01T00:00:00Z', endDate: '2025-06-02T00:00:00.0004Z' }), 400, 'invalid_date_range', 'body.endDate');
+      const fine = await gen({ startDate: '2025-06-03T00:00:00.0001Z', endDate: '2025-06-03T00:00:00.0019Z' });
+      assert.equal(fine.statusCode, 202, fine.body);
+      assert.deepEqual(
+        [json<{ data: { startDate: string } }>(fine).data.startDate, json<{ data: { endDate: string } }>(fine).data.endDate],
+        ['2025-06-03T00:00:00.001Z', '2025-06-03T00:00:00.002Z'],
+      );
       // Offsets count: 00:00+02:00 is 22:00Z the day before.
       expectError(await gen({ startDate: '2025-06-01T00:00:00+02:00', endDate: '2025-06-02T00:00:00Z' }), 400, 'invalid_date_range');
       const ok = await gen({ startDate: '2025-06-01T00:00:00Z', endDate: '2025-06-02T00:00:00Z' });
