@@ -3,6 +3,7 @@
 // spending is folded in (postgres-meter-store.ts); settling is one statement (LeaseStatements.
 // settleOwn) that changes the process's epoch, reads which charges of a lost group committed, and
 // gives back every lease of the process exactly, from the ledger.
+import { AppError } from '../errors/app-error.js';
 import { outcomeUnknown, type SettledOwn } from './lease-statements.js';
 import type { SettleTarget } from './meter-store.js';
 
@@ -131,7 +132,24 @@ export function answerLost(calls: LostCall[], charged: Map<string, number> | und
   for (const c of calls) {
     const balance = charged?.get(c.requestId);
     counts[charged === undefined ? 'unknown' : balance === undefined ? 'notCharged' : 'charged']++;
-    if (balance === undefined) c.to.failed(err);
+    if (charged === undefined) c.to.failed(outcomeUnknownError(err));
+    else if (balance === undefined) c.to.failed(err);
     else c.to.settled({ charged: c.amount, balance });
   }
+}
+
+/**
+ * The 503 of a call whose charge may have committed (Postgres could not be asked in time): it says
+ * so, rather than the usual "the call was not charged", and how to find out. The error handler logs
+ * each such call's request id (details.maybeCharged).
+ */
+export function outcomeUnknownError(cause: unknown): AppError {
+  const e = new AppError(
+    'service_unavailable',
+    'The gateway lost its storage while charging this call, so it may have been charged: GET /api/v1/usage lists a charge with this request id (X-Request-Id) if it was. Retry in a few seconds.',
+    { maybeCharged: true },
+    { 'retry-after': '1' },
+  );
+  (e as { cause?: unknown }).cause = cause;
+  return e;
 }

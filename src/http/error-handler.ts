@@ -138,9 +138,15 @@ export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
     const ce = request.headers['content-encoding'];
     const { appError, internal } = classifyError(err, typeof ce === 'string' ? ce : undefined, request.query);
     if (internal) logOf(request).error({ requestId: request.id, route: request.routeUrl, err }, 'unhandled error');
+    // A charge whose outcome was lost with the storage: named, so that an operator can settle it with the caller.
+    const maybeCharged = appError.details?.maybeCharged === true;
+    const cause = maybeCharged ? ((err as { cause?: unknown }).cause ?? err) : err;
+    if (maybeCharged) {
+      logOf(request).warn({ requestId: request.id, accountId: request.auth?.accountId, route: request.routeUrl, err: cause }, 'charge outcome unknown: the storage was lost while charging this call, which may have been charged');
+    }
     // Reported once for the whole outage (db/storage-outage.ts), not per call.
     const outage = appError.code === 'service_unavailable' ? deps.store.outage : undefined;
-    outage?.failed(err, request.server.log);
+    outage?.failed(cause, request.server.log);
     reply.header('x-request-id', request.id);
     creditHeaders(request, reply);
     sendError(reply, request.id, appError);

@@ -10,6 +10,7 @@ import { metered } from '../../src/http/metered-route.js';
 import { errorHandler } from '../../src/http/error-handler.js';
 import { insufficientCredits, type MeterStore } from '../../src/credits/meter-store.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { answerLost } from '../../src/credits/lost-answers.js';
 
 let h: Harness;
 before(async () => {
@@ -154,6 +155,51 @@ test('the synchronous charged path: a refused or failed charge, or a throwing ha
     assert.equal(ok.headers['x-credits-remaining'], '70');
     assert.equal(await balance(), 70);
     assert.equal(await ledgerSum(h.deps.store.db, a.accountId), 70);
+  } finally {
+    await app.close();
+  }
+});
+
+// Postgres could not be asked whether a lost group charge committed (lost-answers.ts): the 503 says
+// the call may have been charged, and each such call is logged with its request id.
+test('a charge whose outcome was lost with the storage: 503 saying it may have been charged, logged by request id', async () => {
+  const a = await h.account({ credits: 1000 });
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  const real = h.deps.meter;
+  const meter: MeterStore = Object.create(real) as MeterStore;
+  const counts = { charged: 0, notCharged: 0, unknown: 0 };
+  const lostConnection = new Error('Connection terminated unexpectedly');
+  meter.settleTo = (id, info, to) => {
+    void real.release(id).then(() => answerLost([{ requestId: info.requestId, amount: 100, to }], undefined, lostConnection, counts));
+  };
+  const deps = { ...h.deps, meter };
+  const app = Fastify();
+  app.log = appLogger('warn', stream);
+  app.decorateRequest('startedAt', 0);
+  app.setErrorHandler(errorHandler(deps));
+  app.addHook('onRequest', async (request) => {
+    request.auth = { keyId: 'key_t', accountId: a.accountId, planId: 'free', balance: 1000, rateLimitPerMinute: 600 };
+  });
+  app.get('/ok', metered(deps, (() => ({ ok: true })) as unknown as RouteHandlerMethod, { cost: 100, endpoint: 'tok', route: '/ok' }));
+  try {
+    const res = await app.inject({ url: '/ok' });
+    assert.equal(res.statusCode, 503);
+    const body = JSON.parse(res.body) as { error: { code: string; message: string; details: Record<string, unknown> }; meta: { requestId: string } };
+    assert.equal(body.error.code, 'service_unavailable');
+    assert.match(body.error.message, /may have been charged: GET \/api\/v1\/usage lists a charge with this request id/);
+    assert.doesNotMatch(body.error.message, /was not charged/);
+    assert.deepEqual(body.error.details, { maybeCharged: true });
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(counts.unknown, 1);
+    const line = lines.map((l) => JSON.parse(l) as { msg: string; requestId?: string; accountId?: string }).find((l) => /charge outcome unknown/.test(l.msg));
+    assert.equal(line?.requestId, body.meta.requestId);
+    assert.equal(line?.accountId, a.accountId);
   } finally {
     await app.close();
   }
