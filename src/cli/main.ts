@@ -20,6 +20,7 @@ import { openStore, SQLITE_FILE } from '../db/connect.js';
 import { MigrationOneWayError, migrateTo, migrateToLatest, migrationNames } from '../db/migrate.js';
 import { restoreSqlite, RestoreRefusedError } from '../db/restore.js';
 import { storeInUse } from '../db/store-in-use.js';
+import { liveProcesses } from '../db/processes-live.js';
 import { CliError, parseCount, parseListLimit, parseName, parseRateLimit, print, table } from './output.js';
 import { serve } from './serve.js';
 import { explainStartupError } from './startup-errors.js';
@@ -81,8 +82,9 @@ program
   .command('migrate')
   .description('bring the store schema to the latest version, or up or down to a named migration of this release')
   .option('--to <migration>', 'migrate up or down to this migration (before returning to the release it ends), instead of the latest')
+  .option('--force', 'with --to on Postgres: go on though processes seem to be at work on the store (they were killed and their leases have not expired yet)')
   .option('--json', 'print JSON')
-  .action(async (o: { to?: string; json?: boolean }) => {
+  .action(async (o: { to?: string; force?: boolean; json?: boolean }) => {
     const config = loadConfig();
     const known = migrationNames();
     if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
@@ -94,6 +96,17 @@ program
     }
     const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqlitePageSize: config.sqlitePageSize, poolSize: 1 });
     try {
+      if (o.to !== undefined && config.databaseUrl && !o.force) {
+        const live = await liveProcesses(store.db);
+        if (live.apiProcesses > 0 || live.jobsInHand > 0) {
+          throw new CliError(
+            `Processes are at work on this Postgres store (${live.apiProcesses} API process${live.apiProcesses === 1 ? '' : 'es'} holding credit leases, ${live.jobsInHand} job${live.jobsInHand === 1 ? '' : 's'} in a worker's hands): stop every API process, worker and scheduler before \`sdg migrate --to\` (README, "Upgrades and rollbacks"). If they are stopped (killed: their leases expire within CREDIT_LEASE_SECONDS and JOBS_LEASE_SECONDS), wait for that or pass --force.`,
+            'refused',
+            2,
+            { ...live },
+          );
+        }
+      }
       const results = o.to === undefined ? await migrateToLatest(store) : await migrateTo(store, o.to).catch((err: unknown) => {
         throw err instanceof MigrationOneWayError ? new CliError(err.message) : err;
       });

@@ -49,6 +49,43 @@ for (const backend of backends()) {
       if (own) rmSync(own, { recursive: true, force: true });
     });
 
+    if (backend === 'postgres') {
+      test('migrate --to refuses while processes are at work on the Postgres store (a live API process, a job in hand), and changes nothing; --force goes on', async () => {
+        const names = async () => (await sql<{ name: string }>`select name from kysely_migration`.execute(ts.store.db)).rows.map((m) => m.name);
+        // An API process renewing its liveness (as postgres-meter-store.ts does while it leases).
+        await sql`insert into credit_lease_owners (owner, expires_at) values ('proc-live', now() + interval '30 seconds')`.execute(ts.store.db);
+        try {
+          const r = await runSdg(['migrate', '--to', '014-lease-spending-in-ledger', '--json'], ts.env);
+          assert.equal(r.code, 2, r.stderr);
+          const err = JSON.parse(r.stderr) as { error: { code: string; message: string; details: { apiProcesses: number; jobsInHand: number } } };
+          assert.equal(err.error.code, 'refused');
+          assert.deepEqual(err.error.details, { apiProcesses: 1, jobsInHand: 0 });
+          assert.match(err.error.message, /stop every API process, worker and scheduler before `sdg migrate --to`/);
+          assert.ok((await names()).includes('015-batch-account-status-index'), 'nothing reverted');
+        } finally {
+          await sql`delete from credit_lease_owners where owner = 'proc-live'`.execute(ts.store.db);
+        }
+        // A killed process's row, expired: not at work.
+        await sql`insert into credit_lease_owners (owner, expires_at) values ('proc-dead', now() - interval '1 second')`.execute(ts.store.db);
+        // A worker on an export, its lease unexpired.
+        await createExport(ts.store.db, { id: '700000001', accountId, start: '2025-06-01T00:00:00.000Z', end: '2025-06-02T00:00:00.000Z', now: new Date().toISOString() });
+        await ts.store.db.updateTable('exports').set({ status: 'running', lease_owner: 'w', lease_expires_at: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', '700000001').execute();
+        try {
+          const r = await runSdg(['migrate', '--to', '014-lease-spending-in-ledger'], ts.env);
+          assert.equal(r.code, 2, r.stderr);
+          assert.match(r.stderr, /\(0 API processes holding credit leases, 1 job in a worker's hands\)/);
+          // The operator knows better (the worker was killed): --force goes on, and back up after.
+          const forced = await runSdg(['migrate', '--to', '014-lease-spending-in-ledger', '--force', '--json'], ts.env);
+          assert.equal(forced.code, 0, forced.stderr);
+          assert.deepEqual(JSON.parse(forced.stdout).reverted, ['015-batch-account-status-index']);
+          assert.equal((await runSdg(['migrate'], ts.env)).code, 0);
+        } finally {
+          await ts.store.db.deleteFrom('exports').where('id', '=', '700000001').execute();
+          await sql`delete from credit_lease_owners where owner = 'proc-dead'`.execute(ts.store.db);
+        }
+      });
+    }
+
     if (backend === 'sqlite') {
       test('migrate --to refuses while another process has the embedded store open, and changes nothing', async () => {
         // ts.store, this test's connection, stands for a running server.
