@@ -19,6 +19,10 @@ export function crawlSchedulerTask(deps: JobDeps, log: Log): PeriodicTask {
         log.info({ job: 'crawl_cycle', id: running.id, trigger: running.trigger, accountsTargeted: running.accounts_targeted }, 'crawl cycle started');
       } else if (running && t.extended === running.id) {
         log.info({ job: 'crawl_cycle', id: running.id, accountsTargeted: running.accounts_targeted }, 'crawl cycle extended with newly watched accounts');
+      } else if (running && !watching.has(running.id)) {
+        // Started by `sdg crawl start` or another scheduler, or before this process restarted: said
+        // once here, so that its end below has a start in this log.
+        log.info({ job: 'crawl_cycle', id: running.id, trigger: running.trigger, accountsTargeted: running.accounts_targeted, startedAt: running.started_at }, 'crawl cycle running, started elsewhere');
       }
       if (running) watching.add(running.id);
       for (const id of watching) {

@@ -62,14 +62,17 @@ export async function sweepExpiredExports(d: RetentionDeps): Promise<RetentionRe
 }
 
 /** The scheduler's periodic task: sweeps at most every RETENTION_SWEEP_MS, and at its first tick. */
-export function retentionTask(deps: () => RetentionDeps, everyMs = RETENTION_SWEEP_MS) {
+export function retentionTask(deps: () => RetentionDeps, everyMs = RETENTION_SWEEP_MS, log?: { info(obj: object, msg: string): void }) {
   let last = -Infinity;
   return {
     name: 'export-retention',
     async run(signal: AbortSignal): Promise<void> {
       if (Date.now() - last < everyMs) return;
       last = Date.now();
-      await sweepExpiredExports({ ...deps(), signal });
+      const t0 = Date.now();
+      const r = await sweepExpiredExports({ ...deps(), signal });
+      // Said when it did something (files deleted are gone for good), not on every quiet sweep.
+      if (r.expired > 0 || r.removed > 0) log?.info({ job: 'export_retention', ...r, ms: Date.now() - t0 }, 'expired exports removed');
     },
   };
 }

@@ -41,7 +41,7 @@ export async function startBackground(deps: JobDeps, opts: { roles?: Role[]; log
     runners.push(new JobRunner([batchJobKind(deps), exportJobKind(deps), crawlJobKind(deps)], [], runnerOpts));
   }
   if (roles.includes('scheduler')) {
-    const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }));
+    const exportRetention = exportRetentionTask(() => ({ db: deps.store.db, objects: deps.bulk.objects, retentionDays: deps.config.exports.retentionDays, now: deps.bulk.clock() }), undefined, log);
     runners.push(new JobRunner([], [crawlSchedulerTask(deps, log), retentionTask(deps, log), exportRetention], runnerOpts));
   }
   const unsubscribe = deps.bulk.wakeups.subscribe(() => {

@@ -5,11 +5,13 @@ import { after, before, describe, test } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { sql, type KyselyPlugin } from 'kysely';
 import { runCrawlTargetNow } from '../../src/crawl/crawl-job.js';
-import { addTargets, cycleTotals, targetLease } from '../../src/crawl/crawl-repo.js';
+import { addTargets, cycleTotals, startCycle, targetLease } from '../../src/crawl/crawl-repo.js';
 import { crawlStatus } from '../../src/crawl/crawl-status.js';
 import { crawlPagesFor } from '../../src/crawl/page-ingest.js';
 import { claimById, releaseLease } from '../../src/jobs/lease.js';
 import { crawlTick } from '../../src/crawl/crawl-scheduler.js';
+import { crawlSchedulerTask } from '../../src/crawl/crawl-log.js';
+import { newCycleId } from '../../src/domain/record-ids.js';
 import { drainBulkWork } from '../../src/wiring/drain-jobs.js';
 import type { Tweet } from '../../src/domain/models.js';
 import type { DemoSource } from '../../src/sources/demo/demo-source.js';
@@ -336,6 +338,23 @@ for (const backend of backends()) {
       await drainBulkWork(b.h.deps);
       const targeted = await db().selectFrom('crawl_targets').select('social_user_id').where('social_user_id', 'in', [sneaked, added]).execute();
       assert.deepEqual(new Set(targeted.map((t) => t.social_user_id)), new Set([sneaked, added]));
+    });
+
+    test("a cycle this scheduler did not start (sdg crawl start, another scheduler, before a restart) is logged once as running, then as finished", async () => {
+      const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
+      const log = { info: (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> }), warn: () => undefined, error: () => undefined };
+      const task = crawlSchedulerTask(b.h.deps, log);
+      b.clock.advance(60_000);
+      const c = await startCycle(db(), { id: newCycleId(), trigger: 'operator', slot: null, now: new Date(b.clock.ms).toISOString(), who: 'all' });
+      assert.ok(c, 'operator cycle started');
+      await task.run(new AbortController().signal);
+      await task.run(new AbortController().signal);
+      const seen = lines.filter((l) => l.msg === 'crawl cycle running, started elsewhere');
+      assert.equal(seen.length, 1, 'once');
+      assert.deepEqual([seen[0]!.obj.id, seen[0]!.obj.trigger], [c.id, 'operator']);
+      await drainBulkWork(b.h.deps);
+      await task.run(new AbortController().signal);
+      assert.equal(lines.find((l) => l.msg === 'crawl cycle finished')?.obj.id, c.id);
     });
 
     test('an account removed from every watchlist while its cycle runs is not crawled in it, and the cycle counts one account fewer', async () => {

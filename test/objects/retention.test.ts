@@ -120,13 +120,22 @@ for (const backend of backends()) {
         assert.deepEqual(await sweepExpiredExports({ db: o.h.deps.store.db, objects: objects(), retentionDays: 0, now: o.clock.now() }), { expired: 0, removed: 0 });
         assert.ok(await objects().stat(key));
 
-        const bg = await startBackground(o.h.deps, { roles: ['scheduler'], log: silent });
+        const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
+        const log = { ...silent, info: (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> }) };
+        const bg = await startBackground(o.h.deps, { roles: ['scheduler'], log });
         try {
           const deadline = Date.now() + 10_000;
           while ((await record(e.id)).expiredAt === null || (await objects().stat(key)) !== undefined) {
             assert.ok(Date.now() < deadline, 'the scheduler expired the export');
             await new Promise((r) => setTimeout(r, 50));
           }
+          // Files deleted for good are said in the log, with how many.
+          while (!lines.some((l) => l.msg === 'expired exports removed')) {
+            assert.ok(Date.now() < deadline, 'logged');
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          const line = lines.find((l) => l.msg === 'expired exports removed')!;
+          assert.ok(Number(line.obj.removed) >= 1 && line.obj.job === 'export_retention', JSON.stringify(line.obj));
         } finally {
           await bg.stop();
         }
