@@ -77,6 +77,12 @@ export interface MeterStore {
   /** Frees a hold without charging; false if it was already settled or released. */
   release(reservationId: Reservation): Promise<boolean>;
   balance(accountId: string): Promise<number | undefined>;
+  /**
+   * Credits this process's calls in progress hold for the account. A call refused while the balance
+   * covers it waits only for these (hold-wait.ts): other processes' leases are asked back by
+   * reserve() itself, and a killed process's are not freed by waiting a few seconds.
+   */
+  heldHere(accountId: string): number;
   /** Work the store does in the background (expired leases); every API process runs it. */
   sweep?(): Promise<number>;
   /** What the store did in this process, for /metrics (Postgres leases and group charges). */
@@ -98,7 +104,7 @@ export function insufficientCredits(required: number, balance: number, available
   const held = balance - available;
   const message =
     held > 0
-      ? `This call costs ${required} credits; your balance is ${balance}, of which ${held} are held for calls still in progress, so ${available} are available now. Retry once those calls end (a call that fails is not charged).`
+      ? `This call costs ${required} credits; your balance is ${balance}, of which ${held} are held for calls still in progress (or, with several gateway processes, by one that stopped: freed within a minute), so ${available} are available now. Retry once those calls end (a call that fails is not charged).`
       : `This call costs ${required} credits and your balance is ${balance}.`;
   return new AppError('insufficient_credits', message, { required, balance, available });
 }

@@ -179,6 +179,10 @@ export class PostgresMeterStore implements MeterStore {
     return true;
   }
 
+  heldHere(accountId: string): number {
+    return this.leases.get(accountId)?.held ?? 0;
+  }
+
   async balance(accountId: string): Promise<number | undefined> {
     const r = await this.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst();
     return r && Number(r.balance);

@@ -112,6 +112,10 @@ export class SqliteMeterStore implements MeterStore {
     return this.balanceStmt.get(accountId)?.balance;
   }
 
+  heldHere(accountId: string): number {
+    return this.held.get(accountId) ?? 0;
+  }
+
   /** Ends a hold: false if it had ended already. */
   private drop(h: Hold): boolean {
     if (!h.open) return false;
