@@ -24,6 +24,12 @@ export class MeterStats {
   readonly givenBack: Record<GiveBackReason, number> = { asked: 0, idle: 0, close: 0 };
   /** Expired leases (of processes that stopped) this process swept back into their accounts. */
   leasesSwept = 0;
+
+  /** Counts `n` leases swept; answers `n`. */
+  swept(n: number): number {
+    this.leasesSwept += n;
+    return n;
+  }
   /** This process's own leases found swept (it stalled beyond CREDIT_LEASE_SECONDS). */
   leasesLost = 0;
   /** Time of each group charge statement that committed. */

@@ -179,9 +179,7 @@ export class PostgresMeterStore implements MeterStore {
     return true;
   }
 
-  heldHere(accountId: string): number {
-    return this.leases.get(accountId)?.held ?? 0;
-  }
+  heldHere = (accountId: string): number => this.leases.get(accountId)?.held ?? 0;
 
   async balance(accountId: string): Promise<number | undefined> {
     const r = await this.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst();
@@ -194,9 +192,7 @@ export class PostgresMeterStore implements MeterStore {
    * lease before crediting it back, so two processes sweeping at once release each lease once.
    */
   async sweep(): Promise<number> {
-    const n = await this.statements.sweep();
-    this.stats.leasesSwept += n;
-    return n;
+    return this.stats.swept(await this.statements.sweep());
   }
 
   /** Waits for the charges in flight, then gives back every lease (calls still holding keep theirs); usable after. */
