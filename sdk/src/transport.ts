@@ -85,6 +85,9 @@ function retryingAttempts(opts: TransportOptions): typeof fetch {
         continue;
       }
       if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return checked(out, key);
+      // A 503 saying the call may have been charged (the gateway lost its storage while charging it)
+      // is not sent again unless it may be: it could pay twice.
+      if (!repeatable && response.status === 503 && (await saysMaybeCharged(out))) return response;
       const after = parseRetryAfter(response.headers.get('retry-after'));
       if (after !== undefined && after * 1000 > opts.retry.maxDelayMs) return response;
       await response.body?.cancel().catch(() => undefined);
@@ -153,4 +156,14 @@ async function stillRunning(response: Response): Promise<boolean> {
     .catch(() => undefined)) as { error?: { code?: unknown; message?: unknown } } | undefined;
   // The gateway tells the two apart only by the message (src/credits/idempotency.ts).
   return env?.error?.code === 'idempotency_conflict' && typeof env.error.message === 'string' && /still being processed/i.test(env.error.message);
+}
+
+/** Whether an error answer's details say the call may have been charged (details.maybeCharged). */
+async function saysMaybeCharged(out: Extract<Outcome, { kind: 'answer' }>): Promise<boolean> {
+  try {
+    const text = out.body !== undefined ? Buffer.from(out.body).toString('utf8') : await out.response.clone().text();
+    return (JSON.parse(text) as { error?: { details?: { maybeCharged?: unknown } } }).error?.details?.maybeCharged === true;
+  } catch {
+    return false;
+  }
 }

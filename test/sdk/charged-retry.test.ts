@@ -4,7 +4,7 @@
 // retried, and so is a free call whatever happened to it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { NetworkError, SdgClient, type RetryEvent } from '../../sdk/src/index.js';
+import { NetworkError, SdgClient, UnavailableError, type RetryEvent } from '../../sdk/src/index.js';
 import { closedPort, LosingProxy, silentServer } from './faults.js';
 import { startGateway, type Gateway } from './gateway.js';
 
@@ -94,6 +94,22 @@ describe('charged calls after a lost answer', () => {
     // With no retries left, it says it never left.
     const none = new SdgClient({ apiKey: a.apiKey, baseUrl: `http://127.0.0.1:${closed}`, retry: { maxRetries: 0 } });
     await assert.rejects(none.tweet('1'), (e: unknown) => e instanceof NetworkError && !e.maybeCharged && !e.timedOut);
+  });
+
+  test('a 503 saying the call may have been charged is not sent again (a charged GET); other 503s are retried', async () => {
+    const sent: string[] = [];
+    const answers = (maybeCharged: boolean): typeof fetch => async (input, init) => {
+      sent.push(new Request(input, init).url);
+      const body = { error: { code: 'service_unavailable', message: 'storage lost', details: maybeCharged ? { maybeCharged: true } : null }, meta: { requestId: 'req_x' } };
+      return new Response(JSON.stringify(body), { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '0' } });
+    };
+    const lost = new SdgClient({ apiKey: 'sdg_test', baseUrl: 'http://127.0.0.1:9', fetch: answers(true), retry: { maxRetries: 3, baseDelayMs: 1 } });
+    await assert.rejects(lost.tweet('1'), (e: unknown) => e instanceof UnavailableError && e.details?.maybeCharged === true);
+    assert.equal(sent.length, 1, 'not sent again');
+    sent.length = 0;
+    const plain = new SdgClient({ apiKey: 'sdg_test', baseUrl: 'http://127.0.0.1:9', fetch: answers(false), retry: { maxRetries: 3, baseDelayMs: 1 } });
+    await assert.rejects(plain.tweet('1'), (e: unknown) => e instanceof UnavailableError);
+    assert.equal(sent.length, 4, 'an ordinary 503 charged nothing: retried');
   });
 
   test('no answer within timeoutMs: a charged GET is given up once, a free one retried', async () => {
