@@ -95,8 +95,10 @@ export class RateLimitedError extends SdgApiError {
   }
 }
 /**
- * 502/503/504 after the retries: the gateway or its data source is unavailable; nothing was charged.
- * `retryAfterSeconds` when the answer said (Retry-After).
+ * 502/503/504 after the retries: the gateway or its data source is unavailable; nothing was charged,
+ * except a 503 whose `details.maybeCharged` is true (the gateway lost its storage while charging the
+ * call: its usage shows a charge with the request id if there was one). `retryAfterSeconds` when the
+ * answer said (Retry-After).
  */
 export class UnavailableError extends SdgApiError {
   override name = 'UnavailableError';

@@ -86,8 +86,9 @@ function retryingAttempts(opts: TransportOptions): typeof fetch {
       }
       if (!retriesLeft || !opts.retry.statuses.includes(response.status)) return checked(out, key);
       // A 503 saying the call may have been charged (the gateway lost its storage while charging it)
-      // is not sent again unless it may be: it could pay twice.
-      if (!repeatable && response.status === 503 && (await saysMaybeCharged(out))) return response;
+      // is not sent again unless the caller accepts paying twice: not even a POST by its
+      // Idempotency-Key, which the gateway forgets with the failure.
+      if (!opts.retry.retryCharged && response.status === 503 && (await saysMaybeCharged(out))) return response;
       const after = parseRetryAfter(response.headers.get('retry-after'));
       if (after !== undefined && after * 1000 > opts.retry.maxDelayMs) return response;
       await response.body?.cancel().catch(() => undefined);

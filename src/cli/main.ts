@@ -89,7 +89,7 @@ program
     const known = migrationNames();
     if (o.to !== undefined && !known.includes(o.to)) throw new CliError(`No migration ${o.to}; this release's: ${known.join(', ')}.`);
     // Taking the schema back under a running server would leave it on a schema it does not know
-    // (Postgres cannot tell who else is connected: there the operator's word is taken).
+    // (on Postgres, what the store shows of processes at work is checked below: processes-live.ts).
     const sqlitePath = join(config.dataDir, SQLITE_FILE);
     if (o.to !== undefined && !config.databaseUrl && storeInUse(sqlitePath)) {
       throw new CliError(`The store at ${sqlitePath} is in use: stop every process that uses DATA_DIR (the server, workers, the scheduler) before \`sdg migrate --to\` (README, "Upgrades and rollbacks").`);

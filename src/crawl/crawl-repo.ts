@@ -249,6 +249,9 @@ export async function dropUnwatchedTarget(db: Kysely<Database>, claim: Claim, us
     if (!t || Number(t.tweets_ingested) > 0 || Number(t.tweets_updated) > 0) return false;
     await trx.deleteFrom('crawl_targets').where('id', '=', claim.id).execute();
     await trx.updateTable('crawl_cycles').set({ accounts_targeted: sql`accounts_targeted - 1` }).where('id', '=', t.cycle_id).execute();
+    // Never crawled: forgotten, so that if it is watched again its first crawl starts as soon as the
+    // batch completes (untargetedAccounts), not at the next cycle.
+    await trx.deleteFrom('crawl_accounts').where('social_user_id', '=', userId).where('last_crawled_at', 'is', null).execute();
     return true;
   });
 }

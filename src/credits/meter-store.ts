@@ -104,7 +104,7 @@ export function insufficientCredits(required: number, balance: number, available
   const held = balance - available;
   const message =
     held > 0
-      ? `This call costs ${required} credits; your balance is ${balance}, of which ${held} are held for calls still in progress (or, with several gateway processes, by one that stopped: freed within a minute), so ${available} are available now. Retry once those calls end (a call that fails is not charged).`
+      ? `This call costs ${required} credits; your balance is ${balance}, of which ${held} are held for calls still in progress (on a deployment of several gateway processes, possibly by one that stopped, until its lease expires), so ${available} are available now. Retry once those calls end (a call that fails is not charged).`
       : `This call costs ${required} credits and your balance is ${balance}.`;
   return new AppError('insufficient_credits', message, { required, balance, available });
 }

@@ -23,9 +23,16 @@ export async function liveProcesses(db: Kysely<Database>, nowIso = new Date().to
     // Before migration 006 there is no such table (42P01): no API process of this kind to see.
     if ((err as { code?: unknown }).code !== '42P01') throw err;
   }
-  const jobs = await sql<{ n: string | number }>`
-    select (select count(*) from exports where status = 'running' and lease_expires_at > ${nowIso})
-         + (select count(*) from watchlist_batches where status = 'processing' and lease_expires_at > ${nowIso})
-         + (select count(*) from crawl_targets where status = 'running' and lease_expires_at > ${nowIso}) as n`.execute(db);
-  return { apiProcesses, jobsInHand: Number(jobs.rows[0]?.n ?? 0) };
+  let jobsInHand = 0;
+  try {
+    const jobs = await sql<{ n: string | number }>`
+      select (select count(*) from exports where status = 'running' and lease_expires_at > ${nowIso})
+           + (select count(*) from watchlist_batches where status = 'processing' and lease_expires_at > ${nowIso})
+           + (select count(*) from crawl_targets where status = 'running' and lease_expires_at > ${nowIso}) as n`.execute(db);
+    jobsInHand = Number(jobs.rows[0]?.n ?? 0);
+  } catch (err) {
+    // Before migration 003 there are no job tables.
+    if ((err as { code?: unknown }).code !== '42P01') throw err;
+  }
+  return { apiProcesses, jobsInHand };
 }

@@ -251,7 +251,9 @@ async function undo(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store'>, 
     const id = m.reservationId;
     m.reservationId = undefined;
     await deps.meter.release(id);
-    m.balanceAfter = await deps.meter.balance(request.auth!.accountId);
+    // For the answer's X-Credits-Remaining only: with the store out of reach (the failure being
+    // answered may be that, or a charge whose outcome it lost), the failure is answered as it is.
+    m.balanceAfter = await deps.meter.balance(request.auth!.accountId).catch(() => undefined);
   }
   if (m.idempotencyKey) {
     const key = m.idempotencyKey;

@@ -332,7 +332,9 @@ export class ResilientSource implements DataSource {
   }
 
   private circuitOpenError(): SourceError {
-    const resetAt = new Date(Math.max(Date.now(), this.openedAt + this.halfOpenAfterMs));
+    // While the trial call runs (half-open), the next look is once it may have ended: its timeout.
+    const trialEnd = this.breaker.state === CircuitState.HalfOpen ? Date.now() + (this.timeoutMs || 1_000) : 0;
+    const resetAt = new Date(Math.max(Date.now() + 1, this.openedAt + this.halfOpenAfterMs, trialEnd));
     return new SourceError('unavailable', `circuit open: ${this.name} failed repeatedly; calls are paused for up to ${Math.ceil(this.halfOpenAfterMs / 1000)} s`, resetAt);
   }
 }

@@ -383,5 +383,30 @@ for (const backend of backends()) {
       assert.ok(!targets.some((t) => t.social_user_id === gone));
       assert.equal(targets.length, targeted - 1);
     });
+
+    test('an account dropped from its first cycle and watched again is crawled at once, as any newly watched account', async () => {
+      // Never watched nor crawled before (the tests above use the first few).
+      const fresh = activeOutsideSample(20).at(-1)!;
+      assert.equal((await db().selectFrom('crawl_accounts').select('social_user_id').where('social_user_id', '=', fresh).execute()).length, 0);
+      const send = async (op: 'batch' | 'batch-remove', body: unknown) => {
+        assert.equal((await call(b.h, a, 'POST', `${BASE}/watchlist/${op}`, body)).statusCode, 202);
+        await drainBulkWork(b.h.deps, { crawl: false });
+      };
+      b.clock.advance(60_000);
+      await send('batch', { items: [{ socialUserId: fresh }] });
+      const first = await crawlTick(b.h.deps);
+      assert.ok(first.started, `its first cycle: ${JSON.stringify(first)}`);
+      await send('batch-remove', { socialUserIds: [fresh] });
+      await drainBulkWork(b.h.deps);
+      assert.equal((await db().selectFrom('crawl_targets').select('id').where('social_user_id', '=', fresh).execute()).length, 0, 'dropped');
+      // Watched again: its own cycle starts at the next look, not at the next scheduled one.
+      b.clock.advance(60_000);
+      await send('batch', { items: [{ socialUserId: fresh }] });
+      const again = await crawlTick(b.h.deps);
+      assert.ok(again.started, 'a cycle for it at once');
+      const t = await db().selectFrom('crawl_targets').select('social_user_id').where('cycle_id', '=', again.started).execute();
+      assert.deepEqual(t.map((r) => r.social_user_id), [fresh]);
+      await drainBulkWork(b.h.deps);
+    });
   });
 }

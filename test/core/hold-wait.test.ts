@@ -38,11 +38,25 @@ describe('reserveAfterHolds', () => {
     assert.ok(Date.now() - t0 >= 140);
   });
 
-  it('answers at once when the balance is below the cost, or only other processes hold credits', async () => {
-    for (const m of [fakeMeter({ balance: 99, heldHere: 50 }), fakeMeter({ balance: 150, heldHere: 0 })]) {
-      const r = await reserveAfterHolds(m, 'acc', 100, { available: 0 }, 60_000);
-      assert.equal(r.ok, false);
-      assert.equal(m.reserves, 0, 'no second try');
-    }
+  it('answers at once when the balance is below the cost; tries once more, without waiting, when only other processes hold credits', async () => {
+    const poor = fakeMeter({ balance: 99, heldHere: 50 });
+    assert.equal((await reserveAfterHolds(poor, 'acc', 100, { available: 49 }, 60_000)).ok, false);
+    assert.equal(poor.reserves, 0, 'no second try: the credits are gone');
+    const leasedElsewhere = fakeMeter({ balance: 150, heldHere: 0 });
+    const t0 = Date.now();
+    assert.deepEqual(await reserveAfterHolds(leasedElsewhere, 'acc', 100, { available: 0 }, 60_000), { ok: false, available: 150, balance: 150 });
+    assert.equal(leasedElsewhere.reserves, 1, 'one more try');
+    assert.ok(Date.now() - t0 < 1_000, 'no wait');
+  });
+
+  it('credits freed between the refusal and the wait (no hold of this process left) are taken', async () => {
+    const m = fakeMeter({ balance: 150, heldHere: 0, freesAfterMs: 0 });
+    assert.equal((await reserveAfterHolds(m, 'acc', 100, { available: 50 }, 60_000)).ok, true);
+  });
+
+  it('asks the store again only when one of its holds ended, not at every poll', async () => {
+    const m = fakeMeter({ balance: 150, heldHere: 100 });
+    await reserveAfterHolds(m, 'acc', 100, { available: 50 }, 300);
+    assert.equal(m.reserves, 1, 'the last try only');
   });
 });

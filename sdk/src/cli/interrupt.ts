@@ -18,7 +18,7 @@ export function interruptible(): Interruptible {
   let stoppedBy: StopSignal | undefined;
   const handlers = (Object.keys(SIGNALS) as StopSignal[]).map((name) => {
     const handler = () => {
-      if (stoppedBy) process.exit(128 + SIGNALS[stoppedBy]);
+      if (stoppedBy) process.exit(128 + SIGNALS[name]);
       stoppedBy = name;
       controller.abort(new CliError(`Stopped by ${name}.`, 'interrupted', 128 + SIGNALS[name], { signal: name }));
     };
