@@ -1,5 +1,6 @@
-import { Migrator, sql, type MigrationResult, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type Kysely, type MigrationResult, type MigrationResultSet } from 'kysely';
 import type { Dialect, Store } from './connect.js';
+import type { Database } from './schema.js';
 import { migrationProvider, migrations } from './migrations/index.js';
 
 /**
@@ -63,7 +64,34 @@ export async function migratorFor(store: Store): Promise<Migrator> {
   // A search_path (DATABASE_URL's options) naming only schemas that do not exist: Kysely then failed
   // on its lock table with a stack trace. Said as Postgres says it when nothing can be created.
   if (schema === null) throw Object.assign(new Error('No schema of the search_path exists.'), { code: '3F000' });
-  return new Migrator({ db: store.db, provider: migrationProvider(store.dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
+  const db = schema ? withSchemaIntrospection(store.db, schema) : store.db;
+  return new Migrator({ db, provider: migrationProvider(store.dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
+/**
+ * The store's Kysely, but its introspection (which the migrator uses to see whether its own tables
+ * exist) reads one schema's tables only. Kysely's Postgres introspector reads every schema's tables
+ * and columns through catalog functions that fail ("column "epoch" of relation
+ * "credit_lease_owners" does not exist") when another schema of the database drops a column
+ * meanwhile: a deployment (or a test) migrating down in its own schema made another's start fail.
+ */
+function withSchemaIntrospection(db: Kysely<Database>, schema: string): Kysely<Database> {
+  const introspection = {
+    getSchemas: async () => [{ name: schema }],
+    getTables: async () => {
+      const rows = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema}`.execute(db);
+      return rows.rows.map((r) => ({ name: r.name, schema, isView: false, columns: [] }));
+    },
+    getMetadata: async () => ({ tables: await introspection.getTables() }),
+  };
+  // The rest is the store's own Kysely (its methods bound to it: Kysely keeps its state in private fields).
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'introspection') return introspection;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /**
