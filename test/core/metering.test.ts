@@ -13,6 +13,18 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 import { answerLost } from '../../src/credits/lost-answers.js';
 
 let h: Harness;
+
+/** A log stream that keeps each line written to it. */
+function logLines(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { lines, stream };
+}
 before(async () => {
   h = await startHarness('sqlite');
 });
@@ -53,13 +65,7 @@ test('a handler that sets a non-2xx status without throwing is not charged; a 2x
 
 test('an unexpected failure is a 500 in the envelope: not charged, no internals shown, logged with its request id', async () => {
   const a = await h.account({ credits: 1000 });
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(String(chunk));
-      cb();
-    },
-  });
+  const { lines, stream } = logLines();
   const broken = Object.create(h.deps.social) as typeof h.deps.social;
   broken.community = () => Promise.reject(new TypeError('secret internals: cannot read x of undefined'));
   const app = await buildApp({ ...h.deps, social: broken }, { logger: { level: 'error', stream } });
@@ -164,13 +170,7 @@ test('the synchronous charged path: a refused or failed charge, or a throwing ha
 // the call may have been charged, and each such call is logged with its request id.
 test('a charge whose outcome was lost with the storage: 503 saying it may have been charged, logged by request id', async () => {
   const a = await h.account({ credits: 1000 });
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(String(chunk));
-      cb();
-    },
-  });
+  const { lines, stream } = logLines();
   const real = h.deps.meter;
   const meter: MeterStore = Object.create(real) as MeterStore;
   const counts = { charged: 0, notCharged: 0, unknown: 0 };
