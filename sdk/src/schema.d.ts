@@ -124,8 +124,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The account's ledger of grants and charges, newest first.
-         * @description Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. Newest first by time; entries of the same millisecond, newest id first. ?endpoint= keeps one operation’s entries.
+         * The account's ledger of grants, charges and refunds, newest first.
+         * @description Every credit movement: a grant (positive amount), the charge of one successful call (negative, with its request id, key and operation), or the refund of a charge (positive, with the charge's request id, key and operation). The entries sum to the balance. Newest first by time; entries of the same millisecond, newest id first. ?endpoint= keeps one operation’s entries.
          *
          *     **Cost:** free (0 credits).
          */
@@ -147,7 +147,7 @@ export interface paths {
         };
         /**
          * Calls and credits per endpoint per hour or day, summed from the ledger.
-         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.
+         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry), less their refunds (a refunded charge is a call answered with a failure: the refund counts in its own bucket, seconds after the charge's); grants are not calls.
          *
          *     **Cost:** free (0 credits).
          */
@@ -1236,11 +1236,11 @@ export interface components {
             /** @description opaque id of the entry (led_…); says nothing about other accounts or volume */
             id: string;
             /**
-             * @description grant: credits added (or, with a negative amount, taken back) by the operator; charge: a call's cost
+             * @description grant: credits added (or, with a negative amount, taken back) by the operator; charge: a call's cost; refund: a charge given back, with the charge's request id (a call answered 503 with details.maybeCharged whose charge had committed)
              * @enum {string}
              */
-            kind: "grant" | "charge";
-            /** @description negative for charges; positive for grants, negative for an operator's correction (`sdg credits deduct`) */
+            kind: "grant" | "charge" | "refund";
+            /** @description negative for charges; positive for grants and refunds, negative for an operator's correction (`sdg credits deduct`) */
             amount: number;
             balanceAfter: number;
             requestId: string | null;

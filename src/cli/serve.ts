@@ -2,6 +2,7 @@ import { startBackground } from '../wiring/background.js';
 import type { Config } from '../config/config.js';
 import type { DestinationStream } from 'pino';
 import { buildApp } from '../http/app.js';
+import { startRefunder } from '../credits/refunder.js';
 import { startLeaseSweeper } from '../credits/lease-sweeper.js';
 import { buildDeps, closeDeps } from '../wiring/deps.js';
 import { lockApiRole } from '../db/api-role-lock.js';
@@ -52,6 +53,8 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
     await app.listen({ host: config.host, port: config.port });
     const sweeper = startLeaseSweeper(deps.meter, { everyMs: config.credits.sweepSeconds * 1000, onError: (err) => sweepFailed(deps, app.log, err) });
     stops.push(async () => sweeper.stop());
+    const refunder = startRefunder(deps.meter.lostCharges, app.log);
+    stops.push(() => refunder.stop());
   } else if (config.metricsPort !== undefined) {
     await app.listen({ host: config.host, port: config.metricsPort });
     app.log.info({ port: (app.server.address() as { port: number }).port }, 'serving /healthz, /readyz and /metrics (METRICS_PORT)');

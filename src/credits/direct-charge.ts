@@ -6,9 +6,16 @@ import { outcomeUnknown, type LeaseStatements } from './lease-statements.js';
 import { answerLost, retried } from './lost-answers.js';
 import { insufficientCredits } from './meter-store.js';
 import type { MeterStats } from './meter-stats.js';
+import type { LostCharges } from './refunds.js';
 
 /** Debits `c` only if the account's available balance still covers it; answers the call either way. */
-export async function chargeDirect(statements: Pick<LeaseStatements, 'chargeFromBalance' | 'findDirectCharge'>, stats: Pick<MeterStats, 'lostAnswers'>, c: PendingCharge): Promise<void> {
+export async function chargeDirect(
+  statements: Pick<LeaseStatements, 'chargeFromBalance' | 'findDirectCharge'>,
+  stats: Pick<MeterStats, 'lostAnswers' | 'directCharges'>,
+  refunds: Pick<LostCharges, 'add'>,
+  c: PendingCharge,
+): Promise<void> {
+  stats.directCharges++;
   const { amount } = c.hold;
   const a = c.hold.lease.accountId;
   const createdAt = nowIso();
@@ -24,6 +31,6 @@ export async function chargeDirect(statements: Pick<LeaseStatements, 'chargeFrom
       const balance = await statements.findDirectCharge(a, createdAt, c.info.requestId);
       return new Map(balance === undefined ? [] : [[c.info.requestId, balance]]);
     });
-    answerLost([{ requestId: c.info.requestId, amount, to: c.to }], charged, err, stats.lostAnswers);
+    answerLost([{ requestId: c.info.requestId, accountId: a, amount, to: c.to }], createdAt, charged, err, stats.lostAnswers, refunds);
   }
 }

@@ -6,6 +6,7 @@
 import { AppError } from '../errors/app-error.js';
 import { outcomeUnknown, type SettledOwn } from './lease-statements.js';
 import type { SettleTarget } from './meter-store.js';
+import type { LostCharges } from './refunds.js';
 
 /** A group charge whose answer was lost: its accounts and the time its entries carry, to find them by. */
 export interface LostGroup {
@@ -119,6 +120,7 @@ export async function retried<T>(attempt: () => Promise<T | undefined>): Promise
 /** A charged call whose charge's answer was lost. */
 export interface LostCall {
   requestId: string;
+  accountId: string;
   amount: number;
   to: SettleTarget;
 }
@@ -126,14 +128,25 @@ export interface LostCall {
 /**
  * Answers calls whose charge's answer was lost as the ledger says (`charged`: balance after, by
  * request id; undefined when Postgres could not be asked in time): charged, or the failure
- * (uncharged); counted in `counts` by that outcome (unknown ones may be charged).
+ * (uncharged); counted in `counts` by that outcome. Unknown ones may be charged: they go to
+ * `refunds`, refunded once Postgres answers if they were (refunds.ts). `chargedAt`: the time their
+ * entries would carry.
  */
-export function answerLost(calls: LostCall[], charged: Map<string, number> | undefined, err: unknown, counts: { charged: number; notCharged: number; unknown: number }): void {
+export function answerLost(
+  calls: LostCall[],
+  chargedAt: string,
+  charged: Map<string, number> | undefined,
+  err: unknown,
+  counts: { charged: number; notCharged: number; unknown: number },
+  refunds: Pick<LostCharges, 'add'>,
+): void {
   for (const c of calls) {
     const balance = charged?.get(c.requestId);
     counts[charged === undefined ? 'unknown' : balance === undefined ? 'notCharged' : 'charged']++;
-    if (charged === undefined) c.to.failed(outcomeUnknownError(err));
-    else if (balance === undefined) c.to.failed(err);
+    if (charged === undefined) {
+      refunds.add({ accountId: c.accountId, requestId: c.requestId, chargedAt });
+      c.to.failed(outcomeUnknownError(err));
+    } else if (balance === undefined) c.to.failed(err);
     else c.to.settled({ charged: c.amount, balance });
   }
 }
@@ -146,7 +159,7 @@ export function answerLost(calls: LostCall[], charged: Map<string, number> | und
 export function outcomeUnknownError(cause: unknown): AppError {
   const e = new AppError(
     'service_unavailable',
-    'The gateway lost its storage while charging this call, so it may have been charged: GET /api/v1/usage lists a charge with this request id (X-Request-Id) if it was. Retry in a few seconds.',
+    'The gateway lost its storage while charging this call, so it may have been charged: if it was, the charge is refunded once the storage answers again, and GET /api/v1/usage then lists the charge and its refund under this request id (X-Request-Id). Retry in a few seconds.',
     { maybeCharged: true },
     { 'retry-after': '1' },
   );

@@ -49,6 +49,8 @@ export class MeterStats {
    * possibly charged; reconcile by the request id in the ledger).
    */
   readonly lostAnswers = { charged: 0, notCharged: 0, unknown: 0 };
+  /** Those `unknown` calls since: refunded (their charge had committed), found not charged, and not settled yet (refunds.ts). */
+  readonly lostCharges = { refunded: 0, notCharged: 0, pending: 0 };
   /** Times this process settled what statements with lost answers did (every lease given back from the ledger). */
   settled = 0;
   /** What is leased now: accounts with a lease, and credits leased that no call holds. */

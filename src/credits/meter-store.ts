@@ -5,6 +5,7 @@
 // called from one place (the metered route); everyone else uses the plain async methods.
 import { AppError } from '../errors/app-error.js';
 import type { MeterStats } from './meter-stats.js';
+import type { LostCharges } from './refunds.js';
 
 export interface AuthRecord {
   keyId: string;
@@ -87,6 +88,8 @@ export interface MeterStore {
   sweep?(): Promise<number>;
   /** What the store did in this process, for /metrics (Postgres leases and group charges). */
   readonly stats?: MeterStats;
+  /** Calls answered with a failure whose charge may have committed (Postgres), refunded by serve.ts's refunder (refunds.ts). */
+  readonly lostCharges?: LostCharges;
   /** Gives back what this process holds for no call (Postgres leases); the store stays usable. */
   close?(): Promise<void>;
 }

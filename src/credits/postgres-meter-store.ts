@@ -39,6 +39,7 @@ import { isLeaseGone, LeaseStatements, outcomeUnknown } from './lease-statements
 import { chargeDirect } from './direct-charge.js';
 import { findKeyRecord } from './key-record.js';
 import { answerLost, LostAnswers } from './lost-answers.js';
+import { LostCharges } from './refunds.js';
 import { nowIso } from '../domain/ids.js';
 import type { AccountLease, Hold, LeaseAttempt, PendingCharge, Refusal } from './lease-state.js';
 import { MeterStats, type GiveBackReason } from './meter-stats.js';
@@ -97,6 +98,8 @@ export class PostgresMeterStore implements MeterStore {
   private readonly statements: LeaseStatements;
   /** Statements whose answer was lost, settled before the next group (lost-answers.ts). */
   private readonly lost: LostAnswers;
+  /** Calls answered 503 whose charge may have committed, to refund if it did (refunds.ts). */
+  readonly lostCharges: LostCharges;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -105,6 +108,7 @@ export class PostgresMeterStore implements MeterStore {
     chargeDb: Kysely<Database> = db,
   ) {
     this.leaseMs = Math.round(opts.leaseSeconds * 1000);
+    this.lostCharges = new LostCharges(db, this.stats.lostCharges);
     this.statements = new LeaseStatements(db, this.owner, this.leaseMs, chargeDb);
     this.lost = new LostAnswers(
       (group) => this.statements.settleOwn(group),
@@ -491,7 +495,7 @@ export class PostgresMeterStore implements MeterStore {
       if (outcomeUnknown(err)) {
         // The answer was lost: the group may have committed. Settled before any other group goes.
         const charged = await this.lost.settleGroup({ accountIds: ids, createdAt });
-        answerLost(batch.map((c) => ({ requestId: c.info.requestId, amount: c.hold.amount, to: c.to })), charged, err, this.stats.lostAnswers);
+        answerLost(batch.map((c) => ({ requestId: c.info.requestId, accountId: c.hold.lease.accountId, amount: c.hold.amount, to: c.to })), createdAt, charged, err, this.stats.lostAnswers, this.lostCharges);
         return;
       }
       if (isLeaseGone(err)) {
@@ -557,8 +561,5 @@ export class PostgresMeterStore implements MeterStore {
   }
 
   /** A charge whose lease is gone: debited only if the account's available balance still covers it. */
-  private chargeDirect(c: PendingCharge): Promise<void> {
-    this.stats.directCharges++;
-    return chargeDirect(this.statements, this.stats, c);
-  }
+  private readonly chargeDirect = (c: PendingCharge): Promise<void> => chargeDirect(this.statements, this.stats, this.lostCharges, c);
 }

@@ -21,7 +21,8 @@ export interface UsageCell {
 }
 
 /**
- * Sums the account's charges in [fromMs, toMs) by bucket and endpoint. Only non-empty cells come back.
+ * Sums the account's charges in [fromMs, toMs) by bucket and endpoint, less their refunds (a refund
+ * counts in its own bucket, seconds after its charge's). Only non-empty cells come back.
  * Buckets are counted from `fromMs`, so a caller who starts at its local midnight gets local days.
  */
 export async function usageCells(store: Pick<Store, 'db' | 'dialect'>, accountId: string, w: UsageWindow): Promise<UsageCell[]> {
@@ -37,10 +38,11 @@ export async function usageCells(store: Pick<Store, 'db' | 'dialect'>, accountId
   // and every row is at or after fromMs, so truncating is flooring.
   const int = (n: number) => sql`cast(${n} as ${sql.raw(pg ? 'bigint' : 'integer')})`;
   const r = await sql<{ bucket: number | string; endpoint: string | null; calls: number | string; credits: number | string }>`
-    select (${atMs} - ${int(w.fromMs)}) / ${int(w.bucketMs)} as bucket, endpoint, count(*) as calls, -sum(amount) as credits
+    select (${atMs} - ${int(w.fromMs)}) / ${int(w.bucketMs)} as bucket, endpoint, sum(case when kind = 'charge' then 1 else -1 end) as calls, -sum(amount) as credits
     from ledger_entries
-    where account_id = ${accountId} and kind = 'charge' and created_at >= ${from} and created_at < ${to}
+    where account_id = ${accountId} and kind in ('charge', 'refund') and created_at >= ${from} and created_at < ${to}
     group by 1, 2
+    having sum(case when kind = 'charge' then 1 else -1 end) <> 0 or sum(amount) <> 0
     order by 1, 2`.execute(store.db);
   return r.rows.map((row) => ({
     bucket: Number(row.bucket),

@@ -49,7 +49,7 @@ export interface CreditLeaseOwnersTable {
 export interface LedgerEntriesTable {
   id: Generated<number>;
   account_id: string;
-  kind: 'grant' | 'charge';
+  kind: 'grant' | 'charge' | 'refund';
   amount: number;
   balance_after: number;
   request_id: string | null;

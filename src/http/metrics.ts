@@ -147,6 +147,11 @@ export function watchMeter(registry: Registry, stats: MeterStats): void {
   collected(registry, 'sdg_meter_lost_answers_total', "Charged calls whose charge's answer from Postgres was lost, by what the ledger then said (charged: answered so; not_charged: answered with the failure; unknown: Postgres could not be asked in time, answered with the failure and possibly charged)", 'counter', () =>
     (['charged', 'notCharged', 'unknown'] as const).map((k) => ({ labels: { outcome: k === 'notCharged' ? 'not_charged' : k }, value: stats.lostAnswers[k] })),
   );
+  collected(registry, 'sdg_meter_lost_charge_refunds_total', "Calls answered 503 with details.maybeCharged (lost_answers outcome unknown) settled once Postgres answered: refunded (their charge had committed) or not_charged", 'counter', () => [
+    { labels: { outcome: 'refunded' }, value: stats.lostCharges.refunded },
+    { labels: { outcome: 'not_charged' }, value: stats.lostCharges.notCharged },
+  ]);
+  collected(registry, 'sdg_meter_lost_charges_pending', 'Calls answered 503 with details.maybeCharged not settled yet (Postgres has not answered since): each is refunded if it was charged', 'gauge', () => [{ labels: {}, value: stats.lostCharges.pending }]);
   collected(registry, 'sdg_meter_settlements_total', 'Times this process settled statements whose answer was lost (every lease given back, exactly, from the ledger)', 'counter', () => [{ labels: {}, value: stats.settled }]);
   collected(registry, 'sdg_meter_direct_charges_total', 'Charges whose lease was gone, taken from the available balance one by one', 'counter', () => [{ labels: {}, value: stats.directCharges }]);
   collected(registry, 'sdg_meter_leased_accounts', 'Accounts this process holds a lease on', 'gauge', () => [{ labels: {}, value: stats.now().accounts }]);

@@ -11,6 +11,7 @@ import { errorHandler } from '../../src/http/error-handler.js';
 import { insufficientCredits, type MeterStore } from '../../src/credits/meter-store.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { answerLost } from '../../src/credits/lost-answers.js';
+import type { LostCharge } from '../../src/credits/refunds.js';
 
 let h: Harness;
 
@@ -174,9 +175,11 @@ test('a charge whose outcome was lost with the storage: 503 saying it may have b
   const real = h.deps.meter;
   const meter: MeterStore = Object.create(real) as MeterStore;
   const counts = { charged: 0, notCharged: 0, unknown: 0 };
+  const refunds: LostCharge[] = [];
   const lostConnection = new Error('Connection terminated unexpectedly');
+  const chargedAt = new Date().toISOString();
   meter.settleTo = (id, info, to) => {
-    void real.release(id).then(() => answerLost([{ requestId: info.requestId, amount: 100, to }], undefined, lostConnection, counts));
+    void real.release(id).then(() => answerLost([{ requestId: info.requestId, accountId: a.accountId, amount: 100, to }], chargedAt, undefined, lostConnection, counts, { add: (c) => refunds.push(c) }));
   };
   const deps = { ...h.deps, meter };
   const app = Fastify();
@@ -192,11 +195,13 @@ test('a charge whose outcome was lost with the storage: 503 saying it may have b
     assert.equal(res.statusCode, 503);
     const body = JSON.parse(res.body) as { error: { code: string; message: string; details: Record<string, unknown> }; meta: { requestId: string } };
     assert.equal(body.error.code, 'service_unavailable');
-    assert.match(body.error.message, /may have been charged: GET \/api\/v1\/usage lists a charge with this request id/);
+    assert.match(body.error.message, /may have been charged: if it was, the charge is refunded once the storage answers again, and GET \/api\/v1\/usage then lists the charge and its refund under this request id/);
     assert.doesNotMatch(body.error.message, /was not charged/);
     assert.deepEqual(body.error.details, { maybeCharged: true });
     assert.equal(res.headers['retry-after'], '1');
     assert.equal(counts.unknown, 1);
+    // Kept to be refunded if it was charged (refunds.ts; end to end in test/scale/lost-answers.test.ts).
+    assert.deepEqual(refunds, [{ accountId: a.accountId, requestId: body.meta.requestId, chargedAt }]);
     const line = lines.map((l) => JSON.parse(l) as { msg: string; requestId?: string; accountId?: string }).find((l) => /charge outcome unknown/.test(l.msg));
     assert.equal(line?.requestId, body.meta.requestId);
     assert.equal(line?.accountId, a.accountId);

@@ -13,7 +13,9 @@ interface Batch {
 
 export class PgAnswerLoss {
   private server: net.Server | undefined;
-  private armed: { pattern: string; loss: Loss; hit: () => void } | undefined;
+  private armed: { pattern: string; loss: Loss; hit: () => void; downForMs: number } | undefined;
+  /** Until when (ms since the epoch) connections are refused: Postgres out of reach. */
+  private downUntil = 0;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
 
@@ -27,9 +29,18 @@ export class PgAnswerLoss {
     this.port = (this.server.address() as net.AddressInfo).port;
   }
 
-  /** The next statement whose text holds `pattern` loses its answer (it runs) or its request (it never reaches Postgres); resolves when it has. */
-  arm(pattern: string, loss: Loss = 'answer'): Promise<void> {
-    return new Promise((hit) => (this.armed = { pattern, loss, hit }));
+  /**
+   * The next statement whose text holds `pattern` loses its answer (it runs) or its request (it never
+   * reaches Postgres); resolves when it has. With `downForMs`, Postgres is then out of reach that
+   * long: every connection is reset, and new ones at once.
+   */
+  arm(pattern: string, loss: Loss = 'answer', opts: { downForMs?: number } = {}): Promise<void> {
+    return new Promise((hit) => (this.armed = { pattern, loss, hit, downForMs: opts.downForMs ?? 0 }));
+  }
+
+  /** Whether connections are refused now (an armed `downForMs`). */
+  get down(): boolean {
+    return Date.now() < this.downUntil;
   }
 
   async close(): Promise<void> {
@@ -38,6 +49,10 @@ export class PgAnswerLoss {
   }
 
   private connect(client: net.Socket): void {
+    if (this.down) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(this.target.port, this.target.host);
     this.sockets.add(client).add(upstream);
     const end = () => {
@@ -59,6 +74,7 @@ export class PgAnswerLoss {
       const armed = this.armed;
       if (armed && batch.texts.some((t) => t.includes(armed.pattern))) {
         this.armed = undefined;
+        if (armed.downForMs > 0) this.downUntil = Date.now() + armed.downForMs;
         armed.hit();
         if (armed.loss === 'request') return end();
         batch.dropping = true;
@@ -98,7 +114,11 @@ export class PgAnswerLoss {
       frames(false, (type, message) => {
         const batch = batches[0];
         if (batch?.dropping) {
-          if (type === 'Z') end();
+          if (type === 'Z') {
+            end();
+            // Out of reach: the other connections go too.
+            if (this.down) for (const s of this.sockets) s.destroy();
+          }
           return;
         }
         client.write(message);

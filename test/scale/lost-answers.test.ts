@@ -15,6 +15,9 @@ import { openStore, type Store } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createTestStore, type TestStore } from '../helpers/backends.js';
 import { PgAnswerLoss } from '../helpers/pg-answer-loss.js';
+import { SETTLE_WAIT_MS } from '../../src/credits/lost-answers.js';
+import { startRefunder } from '../../src/credits/refunder.js';
+import type { AppError } from '../../src/errors/app-error.js';
 
 const pg = process.env.TEST_DATABASE_URL;
 const COST = 100;
@@ -133,5 +136,69 @@ describe('answers lost between the gateway and Postgres (postgres)', { skip: !pg
     await m.close();
     assert.equal(m.stats.settled, 2);
     await exact(a, credits, answers);
+  });
+
+  test('a group charge whose answer was lost while Postgres stayed out of reach: its calls answer 503 saying they may have been charged, and each charge is refunded once Postgres is back', async () => {
+    const credits = 100 * COST;
+    const a = await account(credits);
+    const m = meter();
+    const answers = [await call(m, a)];
+    const lost = proxy.arm(GROUP, 'answer', { downForMs: SETTLE_WAIT_MS + 1_500 });
+    const failures: unknown[] = [];
+    const group = await Promise.all(
+      Array.from({ length: 5 }, async (_, i) => {
+        const id = `req_unknown_${seq++}_${i}`;
+        const r = await m.reserve(a, COST);
+        assert.ok(r.ok);
+        return m.settle(r.reservationId, { requestId: id, keyId: null, endpoint: 'e' }).then(
+          () => ({ id, charged: true }),
+          (err: unknown) => (failures.push(err), { id, charged: false }),
+        );
+      }),
+    );
+    await lost;
+    // The lost group's calls: answered 503 saying they may have been charged, kept to be refunded.
+    const unknown = group.filter((g) => !g.charged);
+    assert.ok(unknown.length >= 1, JSON.stringify(group));
+    assert.equal(m.stats.lostAnswers.unknown, unknown.length);
+    for (const err of failures) assert.deepEqual((err as AppError).details, { maybeCharged: true });
+    assert.deepEqual(m.lostCharges.list().map((c) => c.requestId).sort(), unknown.map((u) => u.id).sort());
+    // Their statement ran: they were charged.
+    const charges = await ts.store.db.selectFrom('ledger_entries').select('request_id').where('account_id', '=', a).where('kind', '=', 'charge').execute();
+    for (const u of unknown) assert.ok(charges.some((c) => c.request_id === u.id), `${u.id} charged before the refund`);
+    // The refunder (serve.ts runs it in every API process) refunds them once Postgres answers.
+    const logged: Array<{ msg: string; requestId?: string }> = [];
+    const log = { info: (o: object, msg: string) => logged.push({ ...o, msg }), warn: (o: object, msg: string) => logged.push({ ...o, msg }) };
+    const refunder = startRefunder(m.lostCharges, log, { everyMs: 200 });
+    const deadline = Date.now() + 20_000;
+    while (m.lostCharges.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await refunder.stop();
+    assert.equal(m.lostCharges.size, 0);
+    assert.deepEqual(m.stats.lostCharges, { refunded: unknown.length, notCharged: 0, pending: 0 });
+    assert.deepEqual(logged.filter((l) => /^refunded the charge/.test(l.msg)).map((l) => l.requestId).sort(), unknown.map((u) => u.id).sort());
+    assert.equal(logged.filter((l) => /not settled before this process stopped/.test(l.msg)).length, 0);
+    const refunds = await ts.store.db.selectFrom('ledger_entries').select(['request_id', 'amount', 'endpoint']).where('account_id', '=', a).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds.map((r) => [r.request_id, Number(r.amount), r.endpoint]).sort(), unknown.map((u) => [u.id, COST, 'e']).sort());
+    // Calls go on; the ledger holds exactly the calls answered as charged (a charge and its refund cancel).
+    answers.push(...group, await call(m, a));
+    assert.equal(answers.at(-1)!.charged, true, 'calls go on after');
+    await m.close();
+    const net = await ts.store.db.selectFrom('ledger_entries').select(['request_id', 'amount']).where('account_id', '=', a).where('kind', '!=', 'grant').execute();
+    const paid = new Map<string, number>();
+    for (const e of net) paid.set(e.request_id!, (paid.get(e.request_id!) ?? 0) - Number(e.amount));
+    for (const x of answers) assert.equal(paid.get(x.id) ?? 0, x.charged ? COST : 0, `${x.id}: answered ${x.charged ? 'charged' : 'uncharged'}`);
+    assert.deepEqual(await getBalance(ts.store.db, a), { balance: credits - COST * answers.filter((x) => x.charged).length, reserved: 0 });
+    assert.equal(await ledgerSum(ts.store.db, a), credits - COST * answers.filter((x) => x.charged).length);
+  });
+
+  test('a process stopping with lost charges it could not settle logs each one with the command that refunds it', async () => {
+    const logged: Array<{ msg: string; requestId?: string; accountId?: string }> = [];
+    const log = { info: (o: object, msg: string) => logged.push({ ...o, msg }), warn: (o: object, msg: string) => logged.push({ ...o, msg }) };
+    const never = { size: 1, list: () => [{ accountId: 'acc_x', requestId: 'req_x' }], pass: () => new Promise<never>(() => undefined) };
+    const started = Date.now();
+    await startRefunder(never, log, { everyMs: 60_000 }).stop();
+    assert.ok(Date.now() - started < 5_000, 'a stop does not wait for Postgres for long');
+    assert.deepEqual(logged.map((l) => [l.requestId, l.accountId]), [['req_x', 'acc_x']]);
+    assert.match(logged[0]!.msg, /`sdg credits refund acc_x req_x` refunds it if it was charged/);
   });
 });

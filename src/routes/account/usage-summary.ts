@@ -48,7 +48,7 @@ export function registerUsageSummary(app: App, deps: Pick<Deps, 'store'>): void 
         tags: ['account'],
         summary: 'Calls and credits per endpoint per hour or day, summed from the ledger.',
         description:
-          'Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry); grants are not calls.',
+          'Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry), less their refunds (a refunded charge is a call answered with a failure: the refund counts in its own bucket, seconds after the charge\'s); grants are not calls.',
         querystring: Query,
         response: { 200: single(UsageSummary, 'Calls and credits per bucket and endpoint.') },
       },
@@ -76,7 +76,8 @@ export function registerUsageSummary(app: App, deps: Pick<Deps, 'store'>): void 
         t.credits += c.credits;
         totals.set(c.endpoint, t);
       }
-      const endpoints = [...totals.values()].sort((a, b) => b.credits - a.credits || a.endpoint.localeCompare(b.endpoint));
+      // A charge and its refund in two buckets cancel in the totals.
+      const endpoints = [...totals.values()].filter((e) => e.calls !== 0 || e.credits !== 0).sort((a, b) => b.credits - a.credits || a.endpoint.localeCompare(b.endpoint));
       return {
         data: {
           from: at(w.fromMs),

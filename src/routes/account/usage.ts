@@ -9,8 +9,11 @@ import { defaultCosts } from '../../config/costs.js';
 
 export const LedgerEntry = Type.Object({
   id: Type.String({ description: 'opaque id of the entry (led_…); says nothing about other accounts or volume' }),
-  kind: Type.Union([Type.Literal('grant'), Type.Literal('charge')], { description: "grant: credits added (or, with a negative amount, taken back) by the operator; charge: a call's cost" }),
-  amount: Type.Integer({ description: "negative for charges; positive for grants, negative for an operator's correction (`sdg credits deduct`)" }),
+  kind: Type.Union([Type.Literal('grant'), Type.Literal('charge'), Type.Literal('refund')], {
+    description:
+      "grant: credits added (or, with a negative amount, taken back) by the operator; charge: a call's cost; refund: a charge given back, with the charge's request id (a call answered 503 with details.maybeCharged whose charge had committed)",
+  }),
+  amount: Type.Integer({ description: "negative for charges; positive for grants and refunds, negative for an operator's correction (`sdg credits deduct`)" }),
   balanceAfter: Type.Integer(),
   requestId: Type.Union([Type.String(), Type.Null()]),
   keyId: Type.Union([Type.String(), Type.Null()]),
@@ -47,8 +50,8 @@ export function registerUsage(app: App, deps: Pick<Deps, 'cursors' | 'ledgerIds'
       schema: {
         operationId: 'listUsage',
         tags: ['account'],
-        summary: "The account's ledger of grants and charges, newest first.",
-        description: 'Every credit movement: a grant (positive amount) or the charge of one successful call (negative, with its request id, key and operation). The entries sum to the balance. Newest first by time; entries of the same millisecond, newest id first. ?endpoint= keeps one operation’s entries.',
+        summary: "The account's ledger of grants, charges and refunds, newest first.",
+        description: 'Every credit movement: a grant (positive amount), the charge of one successful call (negative, with its request id, key and operation), or the refund of a charge (positive, with the charge\'s request id, key and operation). The entries sum to the balance. Newest first by time; entries of the same millisecond, newest id first. ?endpoint= keeps one operation’s entries.',
         querystring: UsageQuery,
         response: { 200: paginated(LedgerEntry, 'One page of ledger entries.') },
       },

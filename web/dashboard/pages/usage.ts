@@ -10,7 +10,7 @@ import type { Summary } from './overview.js';
 
 interface LedgerEntry {
   id: string;
-  kind: 'grant' | 'charge';
+  kind: 'grant' | 'charge' | 'refund';
   amount: number;
   balanceAfter: number;
   requestId: string | null;
