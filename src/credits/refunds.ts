@@ -7,7 +7,9 @@
 import { sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
-import { MAX_BALANCE } from './credits-repo.js';
+
+/** credits-repo.ts's MAX_BALANCE (imported from there, it would close an import cycle through meter-store.ts). */
+const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
 
 /** A call answered with a failure whose charge may have committed. */
 export interface LostCharge {

@@ -94,7 +94,8 @@ export class SocialService {
   private async fetchTweet(id: string): Promise<TweetRead> {
     const tweet = await this.source.getTweet(id).catch((e) => throwAsAppError(e, 'tweet'));
     const stamp = this.stamp();
-    await this.tweets.write([tweet], stamp);
+    // Fresh again even if nothing changed at the source (its stored copy was not answered as cached).
+    await this.tweets.write([tweet], stamp, { touch: true });
     this.lookup.stored(id, JSON.stringify(tweet), Date.parse(stamp));
     return { value: tweet, cached: false };
   }

@@ -16,9 +16,18 @@ export interface WriteCounts {
   updated: number;
 }
 
+export interface WriteOptions {
+  /**
+   * A stored tweet whose metrics did not change still gets `fetchedAt`: it was seen at the source
+   * now, so it is fresh again for CACHE_TWEET_SECONDS (the API's read of one tweet). The crawl
+   * leaves such rows alone (no write for what did not change).
+   */
+  touch?: boolean;
+}
+
 export interface TweetStore {
   /** Writes tweets in a commit of their own (on SQLite shared with concurrent writers). */
-  write(tweets: Tweet[], fetchedAt: string): Promise<WriteCounts>;
+  write(tweets: Tweet[], fetchedAt: string, opts?: WriteOptions): Promise<WriteCounts>;
 }
 
 // created_at is kept as toISOString() text everywhere, so it sorts and compares the same on both stores.
@@ -41,6 +50,7 @@ export const unique = (tweets: Tweet[]) => [...new Map(tweets.map((t) => [t.id, 
 export class SqliteTweetStore implements TweetStore {
   private readonly insert: SQLite.Statement<[string, ReturnType<typeof tweetSeq>, string, string, string, string, string]>;
   private readonly update: SQLite.Statement<[string, string, string, string, string]>;
+  private readonly touch: SQLite.Statement<[string, string, string]>;
 
   constructor(
     sqlite: SQLite.Database,
@@ -52,10 +62,11 @@ export class SqliteTweetStore implements TweetStore {
        on conflict (id) do nothing`,
     );
     this.update = sqlite.prepare('update tweets set data = ?, metrics = ?, fetched_at = ? where id = ? and metrics <> ?');
+    this.touch = sqlite.prepare('update tweets set fetched_at = ? where id = ? and fetched_at < ?');
   }
 
   /** The write as synchronous statements, for a caller that composes it into a grouped job of its own. */
-  writeSync(tweets: Tweet[], fetchedAt: string): WriteCounts {
+  writeSync(tweets: Tweet[], fetchedAt: string, opts: WriteOptions = {}): WriteCounts {
     let inserted = 0;
     let updated = 0;
     for (const t of tweets) {
@@ -63,6 +74,7 @@ export class SqliteTweetStore implements TweetStore {
       const metrics = JSON.stringify(t.metrics);
       if (this.insert.run(t.id, tweetSeq(t.id), t.authorId, isoTime(t.createdAt), data, metrics, fetchedAt).changes === 1) inserted++;
       else if (this.update.run(data, metrics, fetchedAt, t.id, metrics).changes === 1) updated++;
+      else if (opts.touch) this.touch.run(fetchedAt, t.id, fetchedAt);
     }
     this.noteBulkRows(tweets.length);
     return { inserted, updated };
@@ -70,9 +82,9 @@ export class SqliteTweetStore implements TweetStore {
 
   // Goes through the group commit: concurrent writers (other requests, crawl workers) share commits.
   // Rerunnable: its only effect is its statements.
-  async write(tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+  async write(tweets: Tweet[], fetchedAt: string, opts: WriteOptions = {}): Promise<WriteCounts> {
     const rows = unique(tweets);
-    return this.grouped(() => this.writeSync(rows, fetchedAt), { rerunnable: true });
+    return this.grouped(() => this.writeSync(rows, fetchedAt, opts), { rerunnable: true });
   }
 }
 
@@ -82,12 +94,12 @@ const CHUNK = 500;
 export class KyselyTweetStore implements TweetStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async write(tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
-    return this.writeIn(this.db, tweets, fetchedAt);
+  async write(tweets: Tweet[], fetchedAt: string, opts: WriteOptions = {}): Promise<WriteCounts> {
+    return this.writeIn(this.db, tweets, fetchedAt, opts);
   }
 
   /** The write with `db`, which may be a transaction the caller holds. */
-  async writeIn(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string): Promise<WriteCounts> {
+  async writeIn(db: Kysely<Database>, tweets: Tweet[], fetchedAt: string, opts: WriteOptions = {}): Promise<WriteCounts> {
     const all = unique(tweets);
     let inserted = 0;
     let updated = 0;
@@ -110,7 +122,10 @@ export class KyselyTweetStore implements TweetStore {
         const before = existing.get(t.id);
         if (before === undefined) continue;
         const r = row(t, fetchedAt);
-        if (r.metrics === before) continue;
+        if (r.metrics === before) {
+          if (opts.touch) await db.updateTable('tweets').set({ fetched_at: fetchedAt }).where('id', '=', t.id).where('fetched_at', '<', fetchedAt).execute();
+          continue;
+        }
         await db.updateTable('tweets').set({ data: r.data, metrics: r.metrics, fetched_at: fetchedAt }).where('id', '=', t.id).execute();
         updated++;
       }

@@ -65,6 +65,36 @@ for (const backend of backends()) {
       assert.equal(json<{ meta: { cached: boolean } }>(again).meta.cached, true);
     });
 
+    test('a tweet fetched anew with metrics unchanged is fresh again: the source is asked once per CACHE_TWEET_SECONDS, not on every read', async () => {
+      // Before, its stored copy kept the time of its last change, so once that was older than 60 s
+      // every read went to the source (on X: the operator's quota), answered cached: false.
+      const id = sample.tweetIds[1]!;
+      const settled = await demo.getTweet(id);
+      const getTweet = demo.getTweet.bind(demo);
+      let calls = 0;
+      demo.getTweet = async (tweetId: string) => (tweetId === id ? (calls++, structuredClone(settled)) : getTweet(tweetId));
+      try {
+        const cached = async () => {
+          const r = await get(`/social/v1/tweets/${id}`);
+          assert.equal(r.statusCode, 200, r.body);
+          return json<{ meta: { cached: boolean } }>(r).meta.cached;
+        };
+        for (let round = 1; round <= 2; round++) {
+          clock += 61_000;
+          assert.equal(await cached(), false, `round ${round}: stale, fetched`);
+          // The store's copy too (Postgres: what other processes, and this one after a restart, read).
+          const row = await h.deps.store.db.selectFrom('tweets').select('fetched_at').where('id', '=', id).executeTakeFirstOrThrow();
+          assert.equal(Date.parse(row.fetched_at), clock, `round ${round}: stored as fetched now`);
+          assert.equal(await cached(), true, `round ${round}: fresh again`);
+          clock += 30_000;
+          assert.equal(await cached(), true, `round ${round}: still fresh`);
+          assert.equal(calls, round);
+        }
+      } finally {
+        demo.getTweet = getTweet;
+      }
+    });
+
     test('a stored tweet beyond ASCII answers the same data, its exact bytes and length, and is charged', async () => {
       let id: string | undefined;
       for (const userId of sample.userIds) {
