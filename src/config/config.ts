@@ -103,6 +103,8 @@ export interface Config {
     connectionTimeoutMs: number;
     maxRequestsPerSocket: number;
     maxConnections: number;
+    /** Open connections from one client address (an IPv6 /64); 0: no limit. */
+    maxConnectionsPerAddress: number;
   };
   wallet: WalletConfig;
   env: Env;
@@ -225,7 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMinutes: num(env, 'RETENTION_INTERVAL_MINUTES', 60, { min: 0.01, max: 10_080 }),
     },
     idempotencyTtlHours: 24,
-    server: serverLimits(env),
+    server: serverLimits(env, trustProxy(env) !== false),
     wallet: wrapConfigError(() => parseWalletConfig(env)),
     env,
   };
@@ -306,20 +308,24 @@ function metricsToken(env: Env): string | undefined {
   return token;
 }
 
-function serverLimits(env: Env): Config['server'] {
+function serverLimits(env: Env, behindProxy: boolean): Config['server'] {
   const requestTimeoutMs = num(env, 'SERVER_REQUEST_TIMEOUT_MS', 30_000, { integer: true, min: 1_000, max: 3_600_000 });
   const headersTimeoutMs = num(env, 'SERVER_HEADERS_TIMEOUT_MS', 10_000, { integer: true, min: 1_000, max: 600_000 });
   // Node requires the headers to arrive within the whole request's time.
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new ConfigError('SERVER_HEADERS_TIMEOUT_MS must not be larger than SERVER_REQUEST_TIMEOUT_MS.');
   }
+  const maxConnections = num(env, 'SERVER_MAX_CONNECTIONS', 1_024, { integer: true, min: 1, max: 1_000_000 });
   return {
     requestTimeoutMs,
     headersTimeoutMs,
     keepAliveTimeoutMs: num(env, 'SERVER_KEEP_ALIVE_TIMEOUT_MS', 5_000, { integer: true, min: 100, max: 600_000 }),
     connectionTimeoutMs: num(env, 'SERVER_CONNECTION_TIMEOUT_MS', 120_000, { integer: true, min: 1_000, max: 3_600_000 }),
     maxRequestsPerSocket: num(env, 'SERVER_MAX_REQUESTS_PER_SOCKET', 1_000, { integer: true, min: 0, max: 1_000_000 }),
-    maxConnections: num(env, 'SERVER_MAX_CONNECTIONS', 1_024, { integer: true, min: 1, max: 1_000_000 }),
+    maxConnections,
+    // Behind a proxy every connection comes from it (which limits its clients itself): no limit by
+    // default there. Else a quarter of all, so one address cannot hold them all.
+    maxConnectionsPerAddress: num(env, 'SERVER_MAX_CONNECTIONS_PER_ADDRESS', behindProxy ? 0 : Math.max(1, Math.floor(maxConnections / 4)), { integer: true, min: 0, max: 1_000_000 }),
   };
 }
 

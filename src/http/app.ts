@@ -17,6 +17,8 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { metered } from './metered-route.js';
+import { capConnectionsPerAddress } from './connection-cap.js';
+import { watchConnectionCap } from './metrics.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './raw-errors.js';
 import { errorResponses, NoQuery } from './schemas.js';
 import { openapiOptions } from './openapi/document.js';
@@ -72,6 +74,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = deps.config.server.headersTimeoutMs;
   app.server.maxConnections = deps.config.server.maxConnections;
+  const perAddress = deps.config.server.maxConnectionsPerAddress;
+  if (perAddress > 0) {
+    const cap = capConnectionsPerAddress(app.server, perAddress);
+    watchConnectionCap(deps.metrics.registry, cap);
+  }
   app.log = opts.logger === false ? appLogger('silent') : appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream);
 
   // Set per request by our hooks; declared up front so every request object has the same shape.

@@ -50,4 +50,14 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
       'Connection: close\r\n\r\n' +
       body,
   );
+  // end() only half-closes: a client that never closes its side (nor reads) kept the connection,
+  // and its place under SERVER_MAX_CONNECTIONS, until SERVER_CONNECTION_TIMEOUT_MS (2 minutes), so
+  // 1,024 silent connections refused everyone else that long. A moment for the answer to be read
+  // (closing with unread input could reset it away), then it goes.
+  const linger = setTimeout(() => socket.destroy(), RAW_ANSWER_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }
+
+/** How long a connection answered here stays open for the client to read the answer. */
+export const RAW_ANSWER_LINGER_MS = 1_000;

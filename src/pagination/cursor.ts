@@ -3,8 +3,10 @@ import { signedByAny, type SigningSecrets } from '../domain/signing-secrets.js';
 import { AppError } from '../errors/app-error.js';
 
 // Opaque cursors: base64url(JSON position) + "." + HMAC over the list's identity and the position.
-// The list identity (route, parameters, account) is signed but not carried, so a cursor of one list
-// fails verification on any other. Signed with the current secret; the previous one is still
+// The list identity (route and parameters; the account too for an account's own lists: keys, usage,
+// watchlist, exports) is signed but not carried, so a cursor of one list fails verification on any
+// other. A social list's cursor (a timeline, a tweet's retweeters) is not tied to the account: the
+// data is public, and the same page is the same for every caller. Signed with the current secret; the previous one is still
 // accepted during a rotation (signing-secrets.ts).
 export class CursorCodec {
   constructor(private readonly secrets: SigningSecrets) {}

@@ -1,9 +1,14 @@
 // Per-address limit on requests that fail authentication (no key, unknown or revoked key). Failures
-// are counted in the shared rate limiter (one bucket per address); an address that ran out is also
+// are counted in the shared rate limiter (one bucket per address, an IPv6 /64 counting as one:
+// address-key.ts); an address that ran out is also
 // remembered in this process until its retry time, so its next requests answer 429 before any key
 // lookup touches the store.
 import { AppError } from '../errors/app-error.js';
 import type { RateLimiter } from './rate-limiter.js';
+import { addressKey } from './address-key.js';
+
+/** Addresses remembered as blocked at most. */
+const MAX_BLOCKED = 100_000;
 
 export class IpGuard {
   private readonly blockedUntil = new Map<string, number>();
@@ -24,7 +29,8 @@ export class IpGuard {
   }
 
   /** Throws rate_limited when the address is still blocked; cheap, synchronous, no store access. */
-  check(ip: string): void {
+  check(address: string): void {
+    const ip = addressKey(address);
     const now = this.now();
     // Blocks that ended are dropped from time to time, so `blocking` turns false once an attack is
     // over even if its addresses never come back.
@@ -42,10 +48,13 @@ export class IpGuard {
   }
 
   /** Counts a failed authentication; answers the error to send: the 401 itself, or 429 once out of budget. */
-  async failed(ip: string, authError: AppError): Promise<AppError> {
+  async failed(address: string, authError: AppError): Promise<AppError> {
+    const ip = addressKey(address);
     const d = await this.limiter.take(`auth-fail:${ip}`, this.perMinute);
     if (d.allowed) return authError;
-    if (this.blockedUntil.size > 100_000) this.blockedUntil.clear();
+    // Bounded: the longest-blocked address goes first (clearing them all lifted every block at once).
+    this.blockedUntil.delete(ip);
+    if (this.blockedUntil.size >= MAX_BLOCKED) this.blockedUntil.delete(this.blockedUntil.keys().next().value as string);
     this.blockedUntil.set(ip, this.now() + d.retryAfterSeconds * 1000);
     return this.limited(d.retryAfterSeconds);
   }

@@ -82,8 +82,12 @@ export function combine(buckets: BucketSpecs, tokens: number[], allowed: boolean
   };
 }
 
+/** Buckets kept at most (see evict). */
+const MAX_BUCKETS = 100_000;
+
 export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  private nextEviction = 0;
   constructor(private readonly now: () => number = Date.now) {}
 
   take(key: string, perMinute: number): RateDecision {
@@ -105,12 +109,21 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     const tokens: number[] = [];
     for (const b of bs) tokens.push(allowed ? (b.tokens -= 1) : b.tokens);
-    if (this.buckets.size > 100_000) this.evictIdle(now);
+    if (this.buckets.size > MAX_BUCKETS && now >= this.nextEviction) this.evict(now);
     return combine(specs, tokens, allowed);
   }
 
-  // A bucket idle for a minute is full again and holds no information: dropping it bounds memory.
-  private evictIdle(now: number): void {
+  /**
+   * A bucket idle for a minute is full again and holds no information: dropping it bounds memory.
+   * At most once a second (it reads every bucket: run on every call once 100,000 were in use within
+   * a minute, it cost every request that scan); if that is not enough, the oldest buckets go too.
+   */
+  private evict(now: number): void {
+    this.nextEviction = now + 1_000;
     for (const [k, b] of this.buckets) if (now - b.at > 60_000) this.buckets.delete(k);
+    for (const k of this.buckets.keys()) {
+      if (this.buckets.size <= MAX_BUCKETS) break;
+      this.buckets.delete(k);
+    }
   }
 }

@@ -29,3 +29,43 @@ test('an address out of its failure budget is refused until its retry time; the 
   assert.equal(guard.blocking, false);
   guard.check('10.0.0.1');
 });
+
+test('the addresses of one IPv6 /64 share one failure budget: a host cannot bring a new address per guess', async () => {
+  const now = Date.UTC(2026, 11, 7, 12, 0, 0);
+  const guard = new IpGuard(new MemoryRateLimiter(() => now), 2, () => now);
+  const bad = new AppError('invalid_api_key', 'bad key');
+  assert.equal((await guard.failed('2001:db8:5:6::1', bad)).code, 'invalid_api_key');
+  assert.equal((await guard.failed('2001:db8:5:6::2', bad)).code, 'invalid_api_key');
+  assert.equal((await guard.failed('2001:db8:5:6:ffff::3', bad)).code, 'rate_limited');
+  assert.throws(() => guard.check('2001:db8:5:6:1234::9'), (e: unknown) => e instanceof AppError && e.code === 'rate_limited');
+  guard.check('2001:db8:5:7::1'); // the next /64 is another host
+});
+
+test('past 100,000 blocked addresses the longest-blocked one goes, not every block at once', async () => {
+  const now = Date.UTC(2026, 11, 7, 12, 0, 0);
+  // A limiter that refuses every failure: each address is blocked at its first.
+  const refuseAll = { take: async () => ({ allowed: false, limit: 1, remaining: 0, resetSeconds: 60, retryAfterSeconds: 60 }), takeAll: () => { throw new Error('unused'); } };
+  const guard = new IpGuard(refuseAll as never, 1, () => now);
+  const bad = new AppError('invalid_api_key', 'bad key');
+  const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+  for (let i = 0; i <= 100_000; i++) await guard.failed(ip(i), bad);
+  assert.doesNotThrow(() => guard.check(ip(0)), 'the first blocked went');
+  for (const i of [1, 50_000, 100_000]) assert.throws(() => guard.check(ip(i)), (e: unknown) => e instanceof AppError && e.code === 'rate_limited', `${ip(i)} still blocked`);
+});
+
+test('the in-process limiter past 100,000 buckets: idle ones go at most once a second, then the oldest, so no call pays a scan of them all', () => {
+  let now = Date.UTC(2026, 11, 7, 12, 0, 0);
+  const limiter = new MemoryRateLimiter(() => now);
+  const buckets = (limiter as unknown as { buckets: Map<string, unknown> }).buckets;
+  for (let i = 0; i < 100_000; i++) limiter.take(`k${i}`, 60);
+  now += 30_000;
+  limiter.take('fresh', 60); // 100,001, none idle: the oldest goes
+  assert.equal(buckets.size, 100_000);
+  assert.ok(!buckets.has('k0') && buckets.has('k1') && buckets.has('fresh'));
+  // Within the second no scan: new buckets stay until the next one.
+  for (let i = 0; i < 10; i++) limiter.take(`n${i}`, 60);
+  assert.equal(buckets.size, 100_010);
+  now += 31_000; // every k… bucket idle for over a minute now
+  limiter.take('again', 60);
+  assert.equal(buckets.size, 12);
+});

@@ -3,12 +3,15 @@
 // cannot carry an expiry beyond the configured TTL.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/config/env.js';
 import { verifyDownload } from '../../src/exports/download-link.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
+import { RAW_ANSWER_LINGER_MS } from '../../src/http/raw-errors.js';
+import { addressKey } from '../../src/ratelimit/address-key.js';
 
 interface Envelope {
   error: { code: string; message: string };
@@ -122,6 +125,84 @@ test('a connection that sends part of its headers is answered 408 and closed aft
   } finally {
     await h.close();
   }
+});
+
+/** The server's open connections now. */
+const openConnections = (h: Harness) => new Promise<number>((resolve, reject) => h.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+
+test('a silent connection answered 408 is closed even if its client never reads or closes: it does not hold its place for SERVER_CONNECTION_TIMEOUT_MS', { timeout: 30_000 }, async () => {
+  // Before, the server only half-closed it: 1,024 such connections refused every other client for
+  // two minutes (a security review, 2026-12-07).
+  const h = await startHarness('sqlite', { SERVER_HEADERS_TIMEOUT_MS: '1000', SERVER_REQUEST_TIMEOUT_MS: '2000' });
+  const sockets: Socket[] = [];
+  try {
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (h.app.server.address() as { port: number }).port;
+    for (let i = 0; i < 5; i++) {
+      const s = connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      s.pause(); // never reads, never closes
+      sockets.push(s);
+    }
+    await until('5 connections open', 5_000, async () => (await openConnections(h)) === 5);
+    // Timeout (1 s) + one check (200 ms) + the linger (RAW_ANSWER_LINGER_MS), with room for a loaded host.
+    const started = performance.now();
+    await until('every connection closed', 15_000, async () => (await openConnections(h)) === 0);
+    assert.ok(performance.now() - started < 15_000);
+    assert.equal(RAW_ANSWER_LINGER_MS, 1_000);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await h.close();
+  }
+});
+
+test('one address holds at most SERVER_MAX_CONNECTIONS_PER_ADDRESS connections: the next is answered 429 in the envelope and closed, its request never run; others are served', { timeout: 30_000 }, async () => {
+  const h = await startHarness('sqlite', { SERVER_MAX_CONNECTIONS_PER_ADDRESS: '3' });
+  const sockets: Socket[] = [];
+  try {
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (h.app.server.address() as { port: number }).port;
+    for (let i = 0; i < 3; i++) {
+      const s = connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      sockets.push(s);
+    }
+    await until('3 connections open', 5_000, async () => (await openConnections(h)) === 3);
+    const a = await h.account({ credits: 1_000 });
+    const refused = await raw(port, `GET /social/v1/tweets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\n\r\n`);
+    assert.equal(refused.status, 429);
+    assert.match(refused.headers, /retry-after: 1/i);
+    const env = assertEnvelope(refused.body, 'rate_limited');
+    assert.match(env.error.message, /Too many open connections from this address \(at most 3\)/);
+    assert.equal(await openConnections(h), 3);
+    const usage = await h.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': a.apiKey } });
+    assert.equal((usage.json() as { items: Array<{ kind: string }> }).items.filter((e) => e.kind === 'charge').length, 0, 'the refused request never ran');
+    const metrics = await h.app.inject({ url: '/metrics' });
+    assert.match(metrics.body, /^sdg_connections_refused_total 1$/m);
+    // One closes: the address may open another.
+    sockets.pop()!.destroy();
+    await until('2 connections open', 5_000, async () => (await openConnections(h)) === 2);
+    assert.equal((await raw(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status, 200);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await h.close();
+  }
+});
+
+test('the connections of an IPv6 /64 count as one address; IPv4-mapped addresses as their IPv4', () => {
+  assert.equal(addressKey('2001:db8:1:2:aaaa::1'), addressKey('2001:db8:1:2:bbbb:cccc:dddd:eeee'));
+  assert.notEqual(addressKey('2001:db8:1:2::1'), addressKey('2001:db8:1:3::1'));
+  assert.equal(addressKey('::ffff:192.0.2.7'), '192.0.2.7');
+  assert.equal(addressKey('192.0.2.7'), '192.0.2.7');
+  assert.equal(addressKey(undefined), 'unknown');
+});
+
+test('SERVER_MAX_CONNECTIONS_PER_ADDRESS: a quarter of SERVER_MAX_CONNECTIONS, none behind a proxy (TRUST_PROXY), 0 for none', () => {
+  assert.equal(loadConfig({}).server.maxConnectionsPerAddress, 256);
+  assert.equal(loadConfig({ SERVER_MAX_CONNECTIONS: '100' }).server.maxConnectionsPerAddress, 25);
+  assert.equal(loadConfig({ TRUST_PROXY: '1' }).server.maxConnectionsPerAddress, 0);
+  assert.equal(loadConfig({ TRUST_PROXY: '1', SERVER_MAX_CONNECTIONS_PER_ADDRESS: '50' }).server.maxConnectionsPerAddress, 50);
+  assert.throws(() => loadConfig({ SERVER_MAX_CONNECTIONS_PER_ADDRESS: '-1' }), /SERVER_MAX_CONNECTIONS_PER_ADDRESS/);
 });
 
 test('server limits are validated at start-up', () => {
