@@ -7,7 +7,8 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/config/env.js';
-import { verifyDownload } from '../../src/exports/download-link.js';
+import { signDownload, verifiedDownload } from '../../src/exports/download-link.js';
+import type { ExportRow } from '../../src/exports/export-repo.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { until } from '../helpers/processes.js';
 import { RAW_ANSWER_LINGER_MS } from '../../src/http/raw-errors.js';
@@ -212,13 +213,30 @@ test('server limits are validated at start-up', () => {
   assert.throws(() => loadConfig({ SERVER_MAX_CONNECTIONS: 'many' }), /SERVER_MAX_CONNECTIONS/);
 });
 
-test('a genuinely signed link with an expiry beyond the maximum TTL is refused', () => {
+test('download links: the signature is checked before the export is read, so a forged link costs the same whether it exists; a genuine one beyond the maximum TTL is refused', async () => {
   const secret = 's'.repeat(40);
+  const secrets = { current: secret, previous: [] };
   const now = Date.UTC(2026, 0, 1);
-  const sign = (expires: number) =>
-    createHmac('sha256', secret).update('export-download\0').update('7').update('\0').update('exports/7.jsonl.gz').update('\0').update(String(expires)).digest('base64url');
+  const row = { id: '7', status: 'completed', object_key: 'exports/acc_1/7.jsonl.gz', expired_at: null } as unknown as ExportRow;
+  const reads: string[] = [];
+  const find = async (id: string) => (reads.push(id), id === '7' ? row : undefined);
+  const check = (id: string, expires: number, sig: string, startedMs = now - 3_600_000) => verifiedDownload(secrets, { id, expiresText: String(expires), sig, nowMs: now, maxTtlSeconds: 900, find, startedMs });
   const within = Math.floor(now / 1000) + 900;
-  verifyDownload({ current: secret, previous: [] }, '7', 'exports/7.jsonl.gz', String(within), sign(within), now, 900);
+  const link = new URL(`http://x${signDownload(secret, '7', now, 900).path}`);
+  assert.equal(await check('7', Number(link.searchParams.get('expires')), link.searchParams.get('sig')!), row);
+  assert.deepEqual(reads.splice(0), ['7']);
+  // Forged: refused without reading any export, existing or not.
+  for (const id of ['7', '8']) await assert.rejects(check(id, within, 'A'.repeat(43)), { code: 'not_found' });
+  await assert.rejects(check('8', Number(link.searchParams.get('expires')), link.searchParams.get('sig')!), { code: 'not_found' }, 'another id');
+  assert.deepEqual(reads.splice(0), []);
   const far = Math.floor(now / 1000) + 10 * 365 * 24 * 3600;
-  assert.throws(() => verifyDownload({ current: secret, previous: [] }, '7', 'exports/7.jsonl.gz', String(far), sign(far), now, 900), { code: 'not_found' });
+  const farSig = createHmac('sha256', secret).update('export-download-v2\0').update('7').update('\0').update(String(far)).digest('base64url');
+  await assert.rejects(check('7', far, farSig), { code: 'not_found' });
+  // A link of the old form (the object key signed too), made before this process started: still
+  // works within its TTL; after the TTL since the start, none of that form reads an export.
+  const legacy = (expires: number) => createHmac('sha256', secret).update('export-download\0').update('7').update('\0').update(row.object_key!).update('\0').update(String(expires)).digest('base64url');
+  assert.equal(await check('7', within, legacy(within), now), row);
+  assert.deepEqual(reads.splice(0), ['7']);
+  await assert.rejects(check('7', within, legacy(within), now - 3_600_000), { code: 'not_found' });
+  assert.deepEqual(reads.splice(0), []);
 });

@@ -1,9 +1,10 @@
 // The target of download links: public (no API key), hidden from the OpenAPI document. Every way a
 // link can be wrong (altered id, expiry or signature; an export that is not completed) answers 404
-// not_found, so a guessed link tells nothing about which exports exist; an expired link says so.
+// not_found, so a guessed link tells nothing about which exports exist (the signature is checked
+// before the export is read: download-link.ts); an expired link says so.
 // A Range request gets its part (206), so an interrupted download resumes (byte-range.ts).
 import { Type } from '@sinclair/typebox';
-import { DOWNLOAD_PATH, exportExpired, verifyDownload } from '../../exports/download-link.js';
+import { DOWNLOAD_PATH, exportExpired, verifiedDownload } from '../../exports/download-link.js';
 import { chooseRange, matchesNoneMatch } from '../../exports/byte-range.js';
 import { findExport } from '../../exports/export-repo.js';
 import { AppError } from '../../errors/app-error.js';
@@ -24,11 +25,16 @@ export function registerDownloadFile(app: App, deps: Pick<Deps, 'bulk' | 'config
       },
     },
     async (request, reply) => {
-      const { id } = request.params;
-      const row = /^[0-9]{1,20}$/.test(id) ? await findExport(deps.store.db, id) : undefined;
-      const key = row?.status === 'completed' ? row.object_key : undefined;
-      verifyDownload(deps.secrets, id, key, request.query.expires ?? '', request.query.sig ?? '', deps.bulk.clock().getTime(), deps.config.exports.linkTtlSeconds);
+      const row = await verifiedDownload(deps.secrets, {
+        id: request.params.id,
+        expiresText: request.query.expires ?? '',
+        sig: request.query.sig ?? '',
+        nowMs: deps.bulk.clock().getTime(),
+        maxTtlSeconds: deps.config.exports.linkTtlSeconds,
+        find: (id) => findExport(deps.store.db, id),
+      });
       if (row?.expired_at) throw exportExpired(row);
+      const key = row?.status === 'completed' ? row.object_key : undefined;
       const info = key ? await deps.bulk.objects.stat(key) : undefined;
       if (!row || !key || !info) throw new AppError('not_found', 'This export file is no longer available; request a new export.');
       // Export files never change once completed: their SHA-256 is a strong validator, so a client

@@ -35,7 +35,7 @@ export function registerGetExportDownload(app: App, deps: Pick<Deps, 'bulk' | 'c
       const objects = deps.bulk.objects;
       const link = objects.presignGet
         ? await objects.presignGet(row.object_key, { ttlSeconds, now, filename: `export-${row.id}.jsonl.gz` })
-        : gatewayLink(signDownload(deps.secrets.current, row.id, row.object_key, now.getTime(), ttlSeconds), baseOf(request));
+        : gatewayLink(signDownload(deps.secrets.current, row.id, now.getTime(), ttlSeconds), baseOf(request));
       return {
         data: { id: row.id, url: link.url, expiresAt: link.expiresAt, sizeBytes: Number(row.size_bytes), sha256: row.sha256 },
         meta: meta(request.id),
