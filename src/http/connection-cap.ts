@@ -53,6 +53,7 @@ function refuse(socket: Socket, max: number): void {
   socket.write(
     'HTTP/1.1 429 Too Many Requests\r\n' +
       'Content-Type: application/json; charset=utf-8\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'Retry-After: 1\r\n' +

@@ -73,6 +73,8 @@ export function sendError(reply: FastifyReply, requestId: string, err: AppError)
   if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   const error: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.details) error.details = err.details;
+  // An error's message may repeat what the request sent (a path, a name): never to be sniffed as HTML.
+  reply.header('x-content-type-options', 'nosniff');
   return reply.code(err.status).type('application/json; charset=utf-8').send({ error, meta: { requestId } });
 }
 

@@ -45,6 +45,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
   socket.end(
     `HTTP/1.1 ${status} ${known?.reason ?? 'Bad Request'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'Connection: close\r\n\r\n' +

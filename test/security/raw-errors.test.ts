@@ -60,6 +60,8 @@ describe('errors before routing', () => {
       assert.equal(res.statusCode, 400);
       const env = assertEnvelope(res.body);
       assert.equal(res.headers['x-request-id'], env.meta.requestId);
+      // Errors may repeat the request's text: never sniffed as HTML.
+      assert.equal(res.headers['x-content-type-options'], 'nosniff');
     });
   }
 
@@ -85,6 +87,7 @@ describe('errors before routing', () => {
     assert.equal(res.status, 431);
     const env = assertEnvelope(res.body);
     assert.match(res.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+    assert.match(res.headers, /x-content-type-options: nosniff/i);
   });
 
   for (const [name, bytes] of [
@@ -173,6 +176,7 @@ test('one address holds at most SERVER_MAX_CONNECTIONS_PER_ADDRESS connections: 
     const refused = await raw(port, `GET /social/v1/tweets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\n\r\n`);
     assert.equal(refused.status, 429);
     assert.match(refused.headers, /retry-after: 1/i);
+    assert.match(refused.headers, /x-content-type-options: nosniff/i);
     const env = assertEnvelope(refused.body, 'rate_limited');
     assert.match(env.error.message, /Too many open connections from this address \(at most 3\)/);
     assert.equal(await openConnections(h), 3);
