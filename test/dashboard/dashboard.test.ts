@@ -209,13 +209,17 @@ for (const backend of backends()) describe(`dashboard in Chromium (${backend})`,
     const keys = page.getByTestId('keys');
     // The key revoked above, and the one this tab is signed in with.
     await keys.locator('tr', { hasText: HTML_NAME }).getByText(/^revoked/).waitFor();
+    // The caption follows the choice at once; the rows once their page has loaded (aria-busy false).
+    const loaded = () => page.locator('[role="region"][aria-label="API keys"][aria-busy="false"]').waitFor();
     await page.getByLabel('Show').selectOption('active');
     await keys.locator('caption', { hasText: '(active only)' }).waitFor();
+    await loaded();
     await keys.getByText('this session').waitFor();
     assert.equal(await keys.locator('tr', { hasText: HTML_NAME }).count(), 0);
     assert.equal(await keys.locator('tbody tr', { hasText: /revoked/ }).count(), 0);
     await page.getByLabel('Show').selectOption('revoked');
     await keys.locator('caption', { hasText: '(revoked only)' }).waitFor();
+    await loaded();
     await keys.locator('tr', { hasText: HTML_NAME }).waitFor();
     assert.equal(await keys.getByText('this session').count(), 0);
     assert.equal(await keys.locator('tbody tr', { hasText: /active/ }).count(), 0);
