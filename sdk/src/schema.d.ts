@@ -147,7 +147,7 @@ export interface paths {
         };
         /**
          * Calls and credits per endpoint per hour or day, summed from the ledger.
-         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry), less their refunds (a refunded charge is a call answered with a failure: the refund counts in its own bucket, seconds after the charge's); grants are not calls.
+         * @description Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry), less those refunded since (a refunded charge is a call answered with a failure), each in its own bucket; grants are not calls.
          *
          *     **Cost:** free (0 credits).
          */
@@ -1213,9 +1213,9 @@ export interface components {
         UsageCount: {
             /** @description the route's operationId, e.g. getTweet */
             endpoint: string;
-            /** @description charged calls */
+            /** @description charged calls (not refunded) */
             calls: number;
-            /** @description credits charged */
+            /** @description credits charged (not refunded) */
             credits: number;
         };
         /**
@@ -1299,9 +1299,9 @@ export interface components {
             to: string;
             /** @enum {string} */
             granularity: "hour" | "day";
-            /** @description charged calls in the whole window */
+            /** @description charged calls in the whole window (not refunded) */
             calls: number;
-            /** @description credits charged in the whole window */
+            /** @description credits charged in the whole window (not refunded) */
             credits: number;
             /** @description totals per endpoint over the window, most credits first */
             endpoints: components["schemas"]["UsageCount"][];

@@ -322,7 +322,7 @@ keys
 
 program
   .command('usage')
-  .description("an account's ledger (grants and charges), newest first, with the same opaque ids as GET /api/v1/usage")
+  .description("an account's ledger (grants, charges and refunds), newest first, with the same opaque ids as GET /api/v1/usage")
   .argument('<accountId>')
   .option('--limit <n>', 'at most this many entries', '20')
   .option('--json', 'print JSON')

@@ -6,32 +6,24 @@ import { nowIso } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
 import { AppError } from '../errors/app-error.js';
 import { LeaseStatements } from './lease-statements.js';
+import { creditBalance, MAX_BALANCE } from './balance-credit.js';
 
-/** The most credits an account holds: 2^53 - 1, the largest whole number a JavaScript number holds exactly. */
-export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
+export { MAX_BALANCE };
 
 export async function grant(db: Kysely<Database>, accountId: string, amount: number, note: string | null, requestId: string | null = null): Promise<number> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error(`grant: amount must be a positive integer, got ${amount}`);
   return db.transaction().execute(async (trx) => {
-    // Balances are read as JavaScript numbers: past 2^53 - 1 they round, and on SQLite a grant of 1
-    // then changed nothing while its ledger entry said 1 (the ledger no longer summed to the balance).
-    const acc = await trx
-      .updateTable('accounts')
-      .set({ balance: sql<number>`balance + ${amount}` })
-      .where('id', '=', accountId)
-      .where('balance', '<=', MAX_BALANCE - amount)
-      .returning(['balance'])
-      .executeTakeFirst();
-    if (!acc) {
+    const balance = await creditBalance(trx, accountId, amount);
+    if (balance === undefined) {
       const now = await trx.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst();
       if (!now) throw new Error(`No account ${accountId}.`);
       throw new AppError('invalid_request', `A grant of ${amount} would take the balance (${Number(now.balance)}) past ${MAX_BALANCE}, the most an account holds.`);
     }
     await trx
       .insertInto('ledger_entries')
-      .values({ account_id: accountId, kind: 'grant', amount, balance_after: acc.balance, request_id: requestId, key_id: null, endpoint: null, note, created_at: nowIso() })
+      .values({ account_id: accountId, kind: 'grant', amount, balance_after: balance, request_id: requestId, key_id: null, endpoint: null, note, created_at: nowIso() })
       .execute();
-    return acc.balance;
+    return balance;
   });
 }
 

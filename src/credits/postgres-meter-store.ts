@@ -108,7 +108,7 @@ export class PostgresMeterStore implements MeterStore {
     chargeDb: Kysely<Database> = db,
   ) {
     this.leaseMs = Math.round(opts.leaseSeconds * 1000);
-    this.lostCharges = new LostCharges(db, this.stats.lostCharges);
+    this.lostCharges = new LostCharges(db, this.stats.lostCharges, () => this.lost.settle());
     this.statements = new LeaseStatements(db, this.owner, this.leaseMs, chargeDb);
     this.lost = new LostAnswers(
       (group) => this.statements.settleOwn(group),

@@ -7,9 +7,7 @@
 import { sql, type Kysely } from 'kysely';
 import { nowIso } from '../domain/ids.js';
 import type { Database } from '../db/schema.js';
-
-/** credits-repo.ts's MAX_BALANCE (imported from there, it would close an import cycle through meter-store.ts). */
-const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
+import { creditBalance, MAX_BALANCE } from './balance-credit.js';
 
 /** A call answered with a failure whose charge may have committed. */
 export interface LostCharge {
@@ -50,21 +48,15 @@ export async function refundCharge(db: Kysely<Database>, c: LostCharge, note: st
       .executeTakeFirst();
     if (prior) return { outcome: 'already_refunded' } as const;
     const amount = -Number(charge.amount);
-    const acc = await trx
-      .updateTable('accounts')
-      .set({ balance: sql<number>`balance + ${amount}` })
-      .where('id', '=', c.accountId)
-      .where('balance', '<=', MAX_BALANCE - amount)
-      .returning(['balance'])
-      .executeTakeFirst();
-    if (!acc) throw new Error(`A refund of ${amount} would take the balance of ${c.accountId} past ${MAX_BALANCE}.`);
+    const balance = await creditBalance(trx, c.accountId, amount);
+    if (balance === undefined) throw new Error(`A refund of ${amount} would take the balance of ${c.accountId} past ${MAX_BALANCE}.`);
     // Never before the charge, even if this host's clock is behind the one that wrote it.
     const at = nowIso();
     await trx
       .insertInto('ledger_entries')
-      .values({ account_id: c.accountId, kind: 'refund', amount, balance_after: acc.balance, request_id: c.requestId, key_id: charge.key_id, endpoint: charge.endpoint, note, created_at: at > charge.created_at ? at : charge.created_at })
+      .values({ account_id: c.accountId, kind: 'refund', amount, balance_after: balance, request_id: c.requestId, key_id: charge.key_id, endpoint: charge.endpoint, note, created_at: at > charge.created_at ? at : charge.created_at })
       .execute();
-    return { outcome: 'refunded', amount, balance: Number(acc.balance) } as const;
+    return { outcome: 'refunded', amount, balance } as const;
   });
 }
 
@@ -85,6 +77,12 @@ export class LostCharges {
     private readonly db: Kysely<Database>,
     /** Counted for /metrics (MeterStats.lostCharges). */
     private readonly counts: { refunded: number; notCharged: number; pending: number } = { refunded: 0, notCharged: 0, pending: 0 },
+    /**
+     * Settles what this process's statements with lost answers did, true once nothing is left to
+     * settle (LostAnswers.settle): until then a group charge of this process could still be running
+     * in Postgres, and a call found uncharged might be charged a moment later.
+     */
+    private readonly settled: () => Promise<boolean> = async () => true,
   ) {}
 
   add(c: LostCharge): void {
@@ -100,9 +98,14 @@ export class LostCharges {
     return [...this.pending.values()];
   }
 
-  /** One attempt for each call kept; stops at the first failure (Postgres is still out of reach, most likely). */
+  /**
+   * One attempt for each call kept, once this process's lost statements are settled. Stops at the
+   * first failure (Postgres is still out of reach, most likely), which goes to the back of the queue:
+   * a call that fails for a reason of its own does not hold up the others.
+   */
   async pass(): Promise<RefundPass> {
     const done: RefundPass = [];
+    if (this.pending.size === 0 || !(await this.settled())) return done;
     for (const c of [...this.pending.values()]) {
       try {
         const r = await refundCharge(this.db, c, LOST_CHARGE_NOTE);
@@ -112,6 +115,8 @@ export class LostCharges {
         else if (r.outcome === 'not_charged') this.counts.notCharged++;
         done.push({ charge: c, ...r });
       } catch (error) {
+        this.pending.delete(c.requestId);
+        this.pending.set(c.requestId, c);
         done.push({ charge: c, outcome: 'failed', error });
         break;
       }

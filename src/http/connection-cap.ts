@@ -4,8 +4,8 @@
 // SERVER_HEADERS_TIMEOUT_MS, but a client that opens them again as fast keeps them all.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { newRequestId } from '../domain/ids.js';
 import { addressKey } from '../ratelimit/address-key.js';
+import { rawAnswer } from './raw-errors.js';
 
 export interface ConnectionCap {
   /** Connections refused since start (for /metrics). */
@@ -40,25 +40,18 @@ export function capConnectionsPerAddress(server: Server, max: number): Connectio
  * reset instead.
  */
 function refuse(socket: Socket, max: number): void {
-  const requestId = newRequestId();
-  const body = JSON.stringify({
-    error: {
-      code: 'rate_limited',
-      message: `Too many open connections from this address (at most ${max}); close some, or send more requests on each (keep-alive), and retry.`,
-      details: { scope: 'connections', retryAfterSeconds: 1 },
-    },
-    meta: { requestId },
-  });
   socket.on('error', () => undefined);
   socket.write(
-    'HTTP/1.1 429 Too Many Requests\r\n' +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      'X-Content-Type-Options: nosniff\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      'Retry-After: 1\r\n' +
-      'Connection: close\r\n\r\n' +
-      body,
+    rawAnswer(
+      429,
+      'Too Many Requests',
+      {
+        code: 'rate_limited',
+        message: `Too many open connections from this address (at most ${max}); close some, or send more requests on each (keep-alive), and retry.`,
+        details: { scope: 'connections', retryAfterSeconds: 1 },
+      },
+      { 'Retry-After': '1' },
+    ),
   );
   socket.destroy();
 }

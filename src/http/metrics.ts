@@ -158,16 +158,16 @@ export function watchMeter(registry: Registry, stats: MeterStats): void {
   collected(registry, 'sdg_meter_leased_unheld_credits', 'Credits leased by this process that no call holds', 'gauge', () => [{ labels: {}, value: stats.now().unheld }]);
 }
 
-/**
- * The shared rate limiter's own series (see RateLimitStats): where requests were decided (from a
- * lease, in Redis, or in the process while Redis is down), its script calls and the tokens leased.
- */
 /** Connections refused because their address had SERVER_MAX_CONNECTIONS_PER_ADDRESS open (connection-cap.ts). */
 export function watchConnectionCap(registry: Registry, cap: { refused: () => number }): void {
   if (registry.getSingleMetric('sdg_connections_refused_total')) return;
   collected(registry, 'sdg_connections_refused_total', 'Connections refused (429, then closed) because their client address (an IPv6 /64) had SERVER_MAX_CONNECTIONS_PER_ADDRESS open', 'counter', () => [{ labels: {}, value: cap.refused() }]);
 }
 
+/**
+ * The shared rate limiter's own series (see RateLimitStats): where requests were decided (from a
+ * lease, in Redis, or in the process while Redis is down), its script calls and the tokens leased.
+ */
 export function watchRateLimiter(registry: Registry, stats: RateLimitStats): void {
   if (registry.getSingleMetric('sdg_rate_limit_decisions_total')) return;
   collected(registry, 'sdg_rate_limit_decisions_total', "Rate-limit decisions, by where they were made: from this process's lease of an account's tokens, in Redis, or in the process while Redis could not be reached", 'counter', () =>

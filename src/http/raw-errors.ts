@@ -36,21 +36,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
     return;
   }
   const known = clientErrorAnswers[err.code ?? ''];
-  const status = known?.status ?? 400;
-  const requestId = newRequestId();
-  const body = JSON.stringify({
-    error: { code: known?.code ?? 'invalid_request', message: known?.message ?? 'The request is malformed and could not be read.' },
-    meta: { requestId },
-  });
-  socket.end(
-    `HTTP/1.1 ${status} ${known?.reason ?? 'Bad Request'}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      'X-Content-Type-Options: nosniff\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+  socket.end(rawAnswer(known?.status ?? 400, known?.reason ?? 'Bad Request', { code: known?.code ?? 'invalid_request', message: known?.message ?? 'The request is malformed and could not be read.' }));
   // end() only half-closes: a client that never closes its side (nor reads) kept the connection,
   // and its place under SERVER_MAX_CONNECTIONS, until SERVER_CONNECTION_TIMEOUT_MS (2 minutes), so
   // 1,024 silent connections refused everyone else that long. A moment for the answer to be read
@@ -62,3 +48,22 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
 
 /** How long a connection answered here stays open for the client to read the answer. */
 export const RAW_ANSWER_LINGER_MS = 1_000;
+
+/** An answer in the error envelope written straight to a socket (no request object exists), closing the connection. */
+export function rawAnswer(status: number, reason: string, error: { code: string; message: string; details?: unknown }, headers: Record<string, string> = {}): string {
+  const requestId = newRequestId();
+  const body = JSON.stringify({ error, meta: { requestId } });
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    'X-Content-Type-Options: nosniff\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Request-Id: ${requestId}\r\n` +
+    extra +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}

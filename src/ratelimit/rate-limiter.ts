@@ -50,6 +50,8 @@ export interface RateLimitStats {
 interface Bucket {
   tokens: number;
   at: number;
+  /** Its size (per minute) when made: a bucket that has refilled to it holds no information. */
+  per: number;
 }
 
 /**
@@ -101,7 +103,7 @@ export class MemoryRateLimiter implements RateLimiter {
     let allowed = true;
     for (const s of specs) {
       let b = this.buckets.get(s.key);
-      if (!b) this.buckets.set(s.key, (b = { tokens: s.perMinute, at: now }));
+      if (!b) this.buckets.set(s.key, (b = { tokens: s.perMinute, at: now, per: s.perMinute }));
       b.tokens = Math.min(s.perMinute, b.tokens + (now - b.at) * (s.perMinute / 60_000));
       b.at = now;
       if (b.tokens < 1) allowed = false;
@@ -114,16 +116,19 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   /**
-   * A bucket idle for a minute is full again and holds no information: dropping it bounds memory.
-   * At most once a second (it reads every bucket: run on every call once 100,000 were in use within
-   * a minute, it cost every request that scan); if that is not enough, the oldest buckets go too.
+   * A bucket that has refilled (idle for a minute at most) holds no information: dropping it bounds
+   * memory and changes no decision. At most once a second (it reads every bucket: run on every call
+   * once 100,000 were in use within a minute, it cost every request that scan). If that is not
+   * enough, the fullest go: dropping a bucket refills it, which changes least for those nearest full
+   * (a flood of new addresses' buckets, one token spent), not the spent bucket of a busy account.
    */
   private evict(now: number): void {
     this.nextEviction = now + 1_000;
-    for (const [k, b] of this.buckets) if (now - b.at > 60_000) this.buckets.delete(k);
-    for (const k of this.buckets.keys()) {
-      if (this.buckets.size <= MAX_BUCKETS) break;
-      this.buckets.delete(k);
-    }
+    const fill = (b: Bucket) => Math.min(1, (b.tokens + (now - b.at) * (b.per / 60_000)) / b.per);
+    for (const [k, b] of this.buckets) if (fill(b) >= 1) this.buckets.delete(k);
+    const over = this.buckets.size - MAX_BUCKETS;
+    if (over <= 0) return;
+    const fullest = [...this.buckets].map(([k, b]) => [k, fill(b)] as const).sort((x, y) => y[1] - x[1]);
+    for (let i = 0; i < over; i++) this.buckets.delete(fullest[i]![0]);
   }
 }

@@ -74,6 +74,28 @@ for (const backend of backends()) {
       assert.deepEqual({ calls: d.calls, credits: d.credits, endpoints: d.endpoints }, { calls: 1, credits: COST, endpoints: [{ endpoint: 'echoHello', calls: 1, credits: COST }] });
     });
 
+    test('the usage summary takes a refunded charge out of its own bucket, however much later the refund: never a negative count', async () => {
+      const a = await h.account({ credits: 100 });
+      const day = 86_400_000;
+      const chargedAt = new Date(Date.now() - 2 * day).toISOString();
+      // A charge two days ago (as a call answered 503 then, refunded only now by the operator).
+      await h.deps.store.db.updateTable('accounts').set({ balance: 100 - COST }).where('id', '=', a.accountId).execute();
+      await h.deps.store.db.insertInto('ledger_entries').values({ account_id: a.accountId, kind: 'charge', amount: -COST, balance_after: 100 - COST, request_id: 'req_two_days_ago', key_id: a.keyId, endpoint: 'echoHello', note: null, created_at: chargedAt }).execute();
+      await call(a.apiKey);
+      assert.equal((await refundCharge(h.deps.store.db, { accountId: a.accountId, requestId: 'req_two_days_ago' }, 't')).outcome, 'refunded');
+      const summary = async (fromMs: number, toMs: number) => {
+        const r = await h.app.inject({ url: `/api/v1/usage/summary?from=${new Date(fromMs).toISOString()}&to=${new Date(toMs).toISOString()}&granularity=day`, headers: { 'x-api-key': a.apiKey } });
+        assert.equal(r.statusCode, 200, r.body);
+        const d = (r.json() as { data: { calls: number; credits: number; endpoints: unknown[]; buckets: Array<{ calls: number; credits: number }> } }).data;
+        assert.ok(d.buckets.every((b) => b.calls >= 0 && b.credits >= 0), JSON.stringify(d.buckets));
+        return { calls: d.calls, credits: d.credits, endpoints: d.endpoints };
+      };
+      const now = Date.now();
+      assert.deepEqual(await summary(now - 3 * day, now - day), { calls: 0, credits: 0, endpoints: [] }, 'the refunded charge is out of its own window');
+      assert.deepEqual(await summary(now - day, now + 3_600_000), { calls: 1, credits: COST, endpoints: [{ endpoint: 'echoHello', calls: 1, credits: COST }] }, 'the refund does not count against the call made today');
+      assert.equal(await ledgerSum(h.deps.store.db, a.accountId), await balanceOf(a.accountId));
+    });
+
     test('refunds of one call sent at once, among charged calls: refunded once, the ledger equals the balance', async () => {
       const a = await h.account({ credits: 1_000 });
       const id = await call(a.apiKey);
@@ -102,6 +124,14 @@ for (const backend of backends()) {
       const failed = await failing.pass();
       assert.deepEqual(failed.map((d) => d.outcome), ['failed'], 'stops at the first failure');
       assert.equal(failing.size, 2);
+      assert.deepEqual(failing.list().map((c) => c.requestId), ['x', id], 'the failed one goes to the back: one failing for a reason of its own does not hold up the rest');
+      // Nothing is tried while this process's lost statements are not settled.
+      let settleAsked = 0;
+      const unsettled = new LostCharges(h.deps.store.db, undefined, async () => (settleAsked++, false));
+      unsettled.add({ accountId: a.accountId, requestId: id });
+      assert.deepEqual(await unsettled.pass(), []);
+      assert.equal(settleAsked, 1);
+      assert.equal(unsettled.size, 1);
       const done = await lost.pass();
       assert.deepEqual(done.map((d) => [d.charge.requestId, d.outcome]), [[id, 'refunded'], ['req_lost_before_postgres', 'not_charged']]);
       assert.deepEqual(counts, { refunded: 1, notCharged: 1, pending: 0 });

@@ -195,10 +195,14 @@ describe('answers lost between the gateway and Postgres (postgres)', { skip: !pg
     const logged: Array<{ msg: string; requestId?: string; accountId?: string }> = [];
     const log = { info: (o: object, msg: string) => logged.push({ ...o, msg }), warn: (o: object, msg: string) => logged.push({ ...o, msg }) };
     const never = { size: 1, list: () => [{ accountId: 'acc_x', requestId: 'req_x' }], pass: () => new Promise<never>(() => undefined) };
+    // A pass is under way (its Postgres does not answer) when the process stops.
+    const refunder = startRefunder(never, log, { everyMs: 20 });
+    await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
-    await startRefunder(never, log, { everyMs: 60_000 }).stop();
+    await refunder.stop();
     assert.ok(Date.now() - started < 5_000, 'a stop does not wait for Postgres for long');
     assert.deepEqual(logged.map((l) => [l.requestId, l.accountId]), [['req_x', 'acc_x']]);
+    assert.match(logged[0]!.msg, /not settled before this process stopped/);
     assert.match(logged[0]!.msg, /`sdg credits refund acc_x req_x` refunds it if it was charged/);
   });
 });

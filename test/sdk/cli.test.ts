@@ -1,5 +1,6 @@
 // sdg-client against the real gateway: what each command prints, and its exit code for each kind of failure.
 import assert from 'node:assert/strict';
+import { refundCharge } from '../../src/credits/refunds.js';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -130,6 +131,11 @@ describe('sdg-client', () => {
     assert.ok(jsonLines(gone.stdout).every((k) => k.revokedAt !== null));
     assert.equal(wrong.code, exitCodes.usage, wrong.stderr);
     assert.match(wrong.stderr, /--status is active or revoked/);
+    // Usage as text names a refund and the call it gave back.
+    const charged = await g.h.deps.store.db.selectFrom('ledger_entries').select('request_id').where('account_id', '=', a.accountId).where('kind', '=', 'charge').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    assert.equal((await refundCharge(g.h.deps.store.db, { accountId: a.accountId, requestId: charged.request_id! }, 'test')).outcome, 'refunded');
+    const text = await cli(['usage', '--max', '1'], env);
+    assert.match(text.stdout, new RegExp(`^\\S+\\t\\+\\d+\\t\\d+\\trefund of ${charged.request_id} \\w+\\n$`));
   });
 
   test('watchlist add from files in batches of 100, list, remove; crawl status; export downloaded and verified', async () => {

@@ -53,19 +53,27 @@ test('past 100,000 blocked addresses the longest-blocked one goes, not every blo
   for (const i of [1, 50_000, 100_000]) assert.throws(() => guard.check(ip(i)), (e: unknown) => e instanceof AppError && e.code === 'rate_limited', `${ip(i)} still blocked`);
 });
 
-test('the in-process limiter past 100,000 buckets: idle ones go at most once a second, then the oldest, so no call pays a scan of them all', () => {
+test('the in-process limiter past 100,000 buckets: refilled ones go at most once a second, then the fullest; a busy account\'s spent bucket is kept', () => {
   let now = Date.UTC(2026, 11, 7, 12, 0, 0);
   const limiter = new MemoryRateLimiter(() => now);
   const buckets = (limiter as unknown as { buckets: Map<string, unknown> }).buckets;
-  for (let i = 0; i < 100_000; i++) limiter.take(`k${i}`, 60);
-  now += 30_000;
-  limiter.take('fresh', 60); // 100,001, none idle: the oldest goes
-  assert.equal(buckets.size, 100_000);
-  assert.ok(!buckets.has('k0') && buckets.has('k1') && buckets.has('fresh'));
+  // The first bucket made: an account that spends its whole minute.
+  for (let i = 0; i < 60; i++) assert.ok(limiter.take('acc_busy', 60).allowed);
+  assert.equal(limiter.take('acc_busy', 60).allowed, false);
+  now += 10;
+  // An attack's 100,000 new addresses within the same second (each a bucket of 60 with one token spent).
+  for (let i = 0; i < 100_000; i++) limiter.take(`auth-fail:k${i}`, 60);
+  assert.equal(buckets.size, 100_000, 'the first eviction ran, and dropped one of the fullest');
+  assert.ok(buckets.has('acc_busy'));
+  now += 10;
+  assert.equal(limiter.take('acc_busy', 60).allowed, false, 'the busy account was not given a full bucket');
   // Within the second no scan: new buckets stay until the next one.
   for (let i = 0; i < 10; i++) limiter.take(`n${i}`, 60);
   assert.equal(buckets.size, 100_010);
-  now += 31_000; // every k… bucket idle for over a minute now
+  // Two seconds on, every one-token-spent bucket has refilled and goes; the spent account's stays.
+  now += 2_000;
   limiter.take('again', 60);
-  assert.equal(buckets.size, 12);
+  assert.deepEqual([...buckets.keys()].sort(), ['acc_busy', 'again']);
+  const later = limiter.take('acc_busy', 60);
+  assert.ok(later.allowed && later.remaining <= 2, `two seconds refilled two tokens, not the minute: ${JSON.stringify(later)}`);
 });

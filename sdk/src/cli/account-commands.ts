@@ -71,7 +71,7 @@ export function registerAccountCommands(program: Command): void {
       const lines = new Lines();
       for await (const e of ctx.client.usage({ maxItems: max, limit: 100, ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint as NonNullable<QueryOf<'listUsage'>['endpoint']> }) })) {
         if (ctx.out.json) await lines.write(e);
-        else say(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.endpoint ?? e.note ?? e.kind}\n`);
+        else say(`${e.createdAt}\t${e.amount > 0 ? '+' : ''}${e.amount}\t${e.balanceAfter}\t${e.kind === 'refund' ? `refund of ${e.requestId ?? '?'} ` : ''}${e.endpoint ?? e.note ?? e.kind}\n`);
       }
     });
 

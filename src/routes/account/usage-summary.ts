@@ -6,7 +6,7 @@ import type { Deps } from '../../wiring/deps.js';
 import { single } from '../../http/schemas.js';
 
 const Count = Type.Object(
-  { endpoint: Type.String({ description: "the route's operationId, e.g. getTweet" }), calls: Type.Integer({ description: 'charged calls' }), credits: Type.Integer({ description: 'credits charged' }) },
+  { endpoint: Type.String({ description: "the route's operationId, e.g. getTweet" }), calls: Type.Integer({ description: 'charged calls (not refunded)' }), credits: Type.Integer({ description: 'credits charged (not refunded)' }) },
   { title: 'UsageCount' },
 );
 const Bucket = Type.Object({
@@ -20,8 +20,8 @@ export const UsageSummary = Type.Object({
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),
   granularity: Type.Union([Type.Literal('hour'), Type.Literal('day')]),
-  calls: Type.Integer({ description: 'charged calls in the whole window' }),
-  credits: Type.Integer({ description: 'credits charged in the whole window' }),
+  calls: Type.Integer({ description: 'charged calls in the whole window (not refunded)' }),
+  credits: Type.Integer({ description: 'credits charged in the whole window (not refunded)' }),
   endpoints: Type.Array(Count, { description: 'totals per endpoint over the window, most credits first' }),
   buckets: Type.Array(Bucket, { description: 'every bucket of the window in order, empty ones included' }),
 }, { title: 'UsageSummary' });
@@ -48,7 +48,7 @@ export function registerUsageSummary(app: App, deps: Pick<Deps, 'store'>): void 
         tags: ['account'],
         summary: 'Calls and credits per endpoint per hour or day, summed from the ledger.',
         description:
-          'Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry), less their refunds (a refunded charge is a call answered with a failure: the refund counts in its own bucket, seconds after the charge\'s); grants are not calls.',
+          'Every bucket of [from, to) in order, empty ones included, with totals per endpoint. Buckets are counted from `from` and labelled in its offset, so asking from a local midnight gives local days. Only charges count (a free call leaves no ledger entry), less those refunded since (a refunded charge is a call answered with a failure), each in its own bucket; grants are not calls.',
         querystring: Query,
         response: { 200: single(UsageSummary, 'Calls and credits per bucket and endpoint.') },
       },
@@ -76,8 +76,7 @@ export function registerUsageSummary(app: App, deps: Pick<Deps, 'store'>): void 
         t.credits += c.credits;
         totals.set(c.endpoint, t);
       }
-      // A charge and its refund in two buckets cancel in the totals.
-      const endpoints = [...totals.values()].filter((e) => e.calls !== 0 || e.credits !== 0).sort((a, b) => b.credits - a.credits || a.endpoint.localeCompare(b.endpoint));
+      const endpoints = [...totals.values()].sort((a, b) => b.credits - a.credits || a.endpoint.localeCompare(b.endpoint));
       return {
         data: {
           from: at(w.fromMs),
