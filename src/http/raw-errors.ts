@@ -28,6 +28,9 @@ const clientErrorAnswers: Record<string, { status: number; code: string; reason:
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'invalid_request', reason: 'Request Timeout', message: 'The request took too long to arrive.' },
 };
 
+/** How long a connection answered here stays open for the client to read the answer. */
+const RAW_ANSWER_LINGER_MS = 1_000;
+
 /** Fastify's clientErrorHandler: a raw HTTP answer on the socket, as no request object exists. */
 export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Socket): void {
   // A reset or an already-answered socket: nothing to say to anyone.
@@ -46,8 +49,6 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
   socket.once('close', () => clearTimeout(linger));
 }
 
-/** How long a connection answered here stays open for the client to read the answer. */
-export const RAW_ANSWER_LINGER_MS = 1_000;
 
 /** An answer in the error envelope written straight to a socket (no request object exists), closing the connection. */
 export function rawAnswer(status: number, reason: string, error: { code: string; message: string; details?: unknown }, headers: Record<string, string> = {}): string {

@@ -130,6 +130,15 @@ test('a connection that sends part of its headers is answered 408 and closed aft
   }
 });
 
+/** `n` connections that send nothing; `paused`: nor read what they are sent. */
+const idleSockets = (port: number, n: number, o: { paused?: boolean } = {}): Socket[] =>
+  Array.from({ length: n }, () => {
+    const s = connect(port, '127.0.0.1');
+    s.on('error', () => undefined);
+    if (o.paused) s.pause();
+    return s;
+  });
+
 /** The server's open connections now. */
 const openConnections = (h: Harness) => new Promise<number>((resolve, reject) => h.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 
@@ -141,12 +150,7 @@ test('a silent connection answered 408 is closed even if its client never reads 
   try {
     await h.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (h.app.server.address() as { port: number }).port;
-    for (let i = 0; i < 5; i++) {
-      const s = connect(port, '127.0.0.1');
-      s.on('error', () => undefined);
-      s.pause(); // never reads, never closes
-      sockets.push(s);
-    }
+    sockets.push(...idleSockets(port, 5, { paused: true })); // never read, never closed
     await until('5 connections open', 5_000, async () => (await openConnections(h)) === 5);
     // Timeout (1 s) + one check (200 ms) + the linger (RAW_ANSWER_LINGER_MS, 1 s), with room for a loaded host.
     await until('every connection closed', 15_000, async () => (await openConnections(h)) === 0);
@@ -162,11 +166,7 @@ test('one address holds at most SERVER_MAX_CONNECTIONS_PER_ADDRESS connections: 
   try {
     await h.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (h.app.server.address() as { port: number }).port;
-    for (let i = 0; i < 3; i++) {
-      const s = connect(port, '127.0.0.1');
-      s.on('error', () => undefined);
-      sockets.push(s);
-    }
+    sockets.push(...idleSockets(port, 3));
     await until('3 connections open', 5_000, async () => (await openConnections(h)) === 3);
     const a = await h.account({ credits: 1_000 });
     const echo = `GET /echo/v1/hello HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\nConnection: close\r\n\r\n`;
