@@ -6,6 +6,7 @@
 import type SQLite from 'better-sqlite3';
 import { nowIso } from '../domain/ids.js';
 import { TurnMemo } from '../db/turn-memo.js';
+import type { Store } from '../db/connect.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
 /** Values bound per ledger row: account_id, amount, balance_after, request_id, key_id, endpoint, created_at. */
@@ -29,6 +30,8 @@ interface PendingCharge {
   hold: Hold;
   info: ChargeInfo;
   to: SettleTarget;
+  /** Whether the hold was open when the batch's job first ran (chargeAll). */
+  open?: boolean;
 }
 
 function deliver(c: PendingCharge, o: ChargeOutcome): void {
@@ -52,7 +55,7 @@ export class SqliteMeterStore implements MeterStore {
 
   constructor(
     private readonly db: SQLite.Database,
-    private readonly grouped: <T>(fn: () => T) => Promise<T>,
+    private readonly grouped: NonNullable<Store['grouped']>,
   ) {
     this.findKeyStmt = db.prepare(
       `select k.id as keyId, k.account_id as accountId, k.revoked_at as revokedAt, a.plan_id as planId, a.balance as balance,
@@ -96,12 +99,12 @@ export class SqliteMeterStore implements MeterStore {
     let batch = this.batch;
     if (!batch) {
       const b: PendingCharge[] = (batch = this.batch = []);
-      this.grouped(() => this.chargeAll(b)).then(
+      this.grouped(() => this.chargeAll(b), { rerunnable: true }).then(
         (outcomes) => outcomes.forEach((o, i) => deliver(b[i]!, o)),
         (err) => b.forEach((c) => c.to.failed(err)),
       );
     }
-    batch.push({ hold, info, to });
+    batch.push({ hold, info, to, open: undefined });
   }
 
   async release(reservationId: Reservation): Promise<boolean> {
@@ -126,10 +129,14 @@ export class SqliteMeterStore implements MeterStore {
     return true;
   }
 
-  // The charges settled in one event-loop turn, as one job of the group commit (one savepoint):
-  // inside the write transaction each account's balance is read once, the charges are checked
-  // against it in order, and the account is debited once for all that passed, each with its own
-  // ledger entry and balance after. Nothing else can write between the read and the debit.
+  // The charges settled in one event-loop turn, as one job of the group commit: inside the write
+  // transaction each account's balance is read once, the charges are checked against it in order,
+  // and the account is debited once for all that passed, each with its own ledger entry and balance
+  // after. Nothing else can write between the read and the debit.
+  // The job is rerunnable (group-commit.ts: no savepoint, whose statement journal copied every page
+  // the ledger's insert touched): if another job of the turn throws, the transaction is rolled back
+  // and this one runs again. So it changes nothing in memory before its statements have run, and it
+  // keeps which holds it found open the first time: a second run charges the same calls again.
   private chargeAll(batch: PendingCharge[]): ChargeOutcome[] {
     if (this.batch === batch) this.batch = undefined;
     const accounts = new Map<string, { balance: number; total: number }>();
@@ -137,7 +144,8 @@ export class SqliteMeterStore implements MeterStore {
     const rows: unknown[] = [];
     const results = batch.map((c): ChargeOutcome => {
       const { hold } = c;
-      if (!this.drop(hold)) return 'gone';
+      c.open ??= hold.open;
+      if (!c.open) return 'gone';
       let acc = accounts.get(hold.accountId);
       if (!acc) accounts.set(hold.accountId, (acc = { balance: this.readBalance(hold.accountId), total: 0 }));
       if (acc.balance < hold.amount) return { insufficient: acc.balance };
@@ -147,10 +155,9 @@ export class SqliteMeterStore implements MeterStore {
       return { charged: hold.amount, balance: acc.balance };
     });
     this.writeLedger(rows);
-    for (const [accountId, acc] of accounts) {
-      this.seen.delete(accountId);
-      if (acc.total > 0) this.debitStmt.run(acc.total, accountId);
-    }
+    for (const [accountId, acc] of accounts) if (acc.total > 0) this.debitStmt.run(acc.total, accountId);
+    for (const c of batch) this.drop(c.hold);
+    for (const accountId of accounts.keys()) this.seen.delete(accountId);
     return results;
   }
 
@@ -170,7 +177,7 @@ export class SqliteMeterStore implements MeterStore {
     let stmt = this.ledgerInserts.get(rows);
     if (!stmt) {
       const values = Array.from({ length: rows }, () => "(?, 'charge', ?, ?, ?, ?, ?, null, ?)").join(', ');
-      stmt = this.db.prepare(`insert into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at) values ${values}`);
+      stmt = this.db.prepare(`insert or fail into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at) values ${values}`);
       this.ledgerInserts.set(rows, stmt);
     }
     return stmt;

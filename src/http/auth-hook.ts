@@ -5,7 +5,6 @@ import type { Deps } from '../wiring/deps.js';
 import type { MultiDecision } from '../ratelimit/rate-limiter.js';
 import type { KeyResolver } from '../accounts/key-resolver.js';
 import { IpGuard } from '../ratelimit/ip-guard.js';
-import { countText } from './count-text.js';
 import { planOf } from '../config/plans.js';
 
 /** onRequest of every keyed route (callback style: no promise when the key is known at once, see KeyResolver.known). */
@@ -21,7 +20,7 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, k
     ipGuard.failed(request.ip, err).then(done, done);
   };
 
-  const limit = (request: FastifyRequest, reply: FastifyReply, rec: AuthRecord | undefined): void | Promise<void> => {
+  const limit = (request: FastifyRequest, rec: AuthRecord | undefined): void | Promise<void> => {
     if (!rec || rec.revoked) throw new AppError('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
     const perMinute = rec.rateLimitPerMinute ?? plans.get(rec.planId) ?? fallback;
     request.auth = { keyId: rec.keyId, accountId: rec.accountId, planId: rec.planId, balance: rec.balance, rateLimitPerMinute: perMinute };
@@ -31,15 +30,14 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, k
     // and cost Redis half its work a call (docs/benchmarks.md, 2026-11-28).
     const d = deps.rateLimiter.takeAll([{ key: rec.accountId, perMinute }]);
     const scope = rec.activeKeys > 1 ? 'account' : 'key';
-    if (d instanceof Promise) return d.then((x) => applyLimit(request, reply, perMinute, scope, x));
-    applyLimit(request, reply, perMinute, scope, d);
+    if (d instanceof Promise) return d.then((x) => applyLimit(request, perMinute, scope, x));
+    applyLimit(request, perMinute, scope, d);
   };
 
-  return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     const gone = fileGone?.();
     if (gone) return done(gone);
     try {
-      // x-request-id goes out with the rate-limit headers, or with the error envelope.
       const raw = request.headers['x-api-key'];
       const key = Array.isArray(raw) ? raw[0] : raw;
       // request.ip goes through Fastify's getter and the socket's peer name: only when some address
@@ -49,7 +47,7 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, k
       if (!key) return refuse(request, new AppError('missing_api_key', 'Send your API key in the X-API-Key header.'), done);
       // The key's record without waiting when it is known (SQLite: read this turn; Postgres: cached).
       const known = keys.known(key);
-      const next = known ? limit(request, reply, known.record) : keys.resolve(key).then((rec) => limit(request, reply, rec));
+      const next = known ? limit(request, known.record) : keys.resolve(key).then((rec) => limit(request, rec));
       if (next instanceof Promise) {
         next.then(
           () => done(),
@@ -65,11 +63,11 @@ export function authHook(deps: Pick<Deps, 'config' | 'rateLimiter' | 'store'>, k
 
 /**
  * `scope`: what a refusal names. The account's only key reached the limit: `key`; one of several
- * keys, which share it: `account`.
+ * keys, which share it: `account`. The decision is kept on the request, and its headers written with
+ * the answer, whichever path makes it (keyed-headers.ts).
  */
-function applyLimit(request: FastifyRequest, reply: FastifyReply, perMinute: number, scope: 'key' | 'account', d: MultiDecision): void {
-  // Strings, not numbers: Node writes string header values several µs faster per response.
-  reply.headers({ 'x-request-id': request.id, 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': countText(d.remaining), 'ratelimit-reset': String(d.resetSeconds) });
+function applyLimit(request: FastifyRequest, perMinute: number, scope: 'key' | 'account', d: MultiDecision): void {
+  request.rateLimit = d;
   if (!d.allowed) {
     const whose = scope === 'key' ? 'this API key' : "this account (all of its keys together)";
     throw new AppError('rate_limited', `Rate limit of ${perMinute} requests a minute for ${whose} reached; retry in ${d.retryAfterSeconds} s.`, { scope, retryAfterSeconds: d.retryAfterSeconds }, {

@@ -4,7 +4,7 @@ import { isStoreUnavailable } from '../errors/store-unavailable.js';
 import { answered } from './answered.js';
 import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
-import { creditHeaders } from './metered-route.js';
+import { keyedHeaders } from './keyed-headers.js';
 import { PATTERN_WORDS } from './schemas.js';
 
 interface ValidationIssue {
@@ -150,7 +150,7 @@ export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
     const outage = appError.code === 'service_unavailable' ? deps.store.outage : undefined;
     outage?.failed(cause, request.server.log);
     reply.header('x-request-id', request.id);
-    creditHeaders(request, reply);
+    keyedHeaders(request, reply);
     sendError(reply, request.id, appError);
     // Public routes are counted by their own onResponse hook.
     if (request.routeOptions.config?.public !== true) answered(deps, request, reply, outage !== undefined);

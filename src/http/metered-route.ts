@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { answered } from './answered.js';
 import { AnswerBurst } from './answer-burst.js';
 import { JsonText } from './json-text.js';
-import { countText } from './count-text.js';
+import { keyedHeaders, sendKeyedAnswer, writeKeyedAnswer } from './keyed-headers.js';
 import type { Deps } from '../wiring/deps.js';
 import { claimIdempotencyKey, forgetIdempotencyKey, saveIdempotentResponse } from '../credits/idempotency.js';
 import { reserveAfterHolds } from '../credits/hold-wait.js';
@@ -26,8 +26,8 @@ export interface MeteredRoute {
 
 type Handler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
 
-/** An answer's body: JSON text, or its UTF-8 bytes (JsonText). */
-type Body = string | Buffer;
+/** An answer's body: JSON text, or its UTF-8 bytes, with its length when known (JsonText). */
+type Body = JsonText;
 
 /** One queue for every free route of the process: a turn's answers go out together, whatever their routes. */
 const burst = new AnswerBurst();
@@ -40,24 +40,17 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   const toBody = (reply: FastifyReply, payload: unknown): Body => {
     if (payload instanceof JsonText) {
       route.validate?.(reply.statusCode, JSON.parse(payload.text));
-      return payload.body;
+      return payload;
     }
     route.validate?.(reply.statusCode, payload);
-    return reply.serialize(payload) as string;
+    return new JsonText(reply.serialize(payload) as string);
   };
 
+  // Written straight to Node unless a plugin puts headers of its own on replies (CORS: keyed-headers.ts).
+  const write = deps.config.corsOrigins ? sendKeyedAnswer : writeKeyedAnswer;
   const send = (request: FastifyRequest, reply: FastifyReply, body: Body): void => {
-    const m = request.metering!;
-    // Header values as strings: Node's header writer is several µs slower per response given numbers.
-    // no-store: an answer is one account's (a new key's secret among them); no cache on the way keeps it.
-    reply.headers({
-      'x-credits-charged': String(m.charged),
-      'x-credits-remaining': countText(m.balanceAfter ?? request.auth!.balance),
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-    });
     answered(deps, request, reply);
-    reply.send(body);
+    write(request, reply, body);
   };
 
   // Handlers below answer with reply.send() and return undefined: an async handler that returned the
@@ -78,7 +71,8 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         if ('claimed' in claim) m.idempotencyKey = claim.claimed;
         else {
           const replay = claim.replay;
-          reply.code(replay.statusCode).headers({ 'idempotent-replayed': 'true', 'x-credits-charged': '0', 'x-credits-remaining': countText(auth.balance), 'cache-control': 'no-store' });
+          reply.code(replay.statusCode).header('x-request-id', request.id).header('idempotent-replayed', 'true');
+          keyedHeaders(request, reply);
           answered(deps, request, reply);
           reply.type('application/json; charset=utf-8').send(withRequestId(replay.body, request.id));
           return undefined;
@@ -130,7 +124,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
       // (A process that dies between the two leaves a kept answer that was never charged: a replay
       // of it is free, which errs on the caller's side.)
       if (m.idempotencyKey) {
-        const text = typeof body === 'string' ? body : body.toString('utf8');
+        const text = body.text;
         await saveIdempotentResponse(deps.store, auth.accountId, m.idempotencyKey, reply.statusCode, route.keptAnswer && reply.statusCode < 300 ? route.keptAnswer(text) : text);
       }
       if (m.reservationId && request.method === 'GET' && (request.raw.destroyed || reply.raw.destroyed)) {
@@ -273,10 +267,4 @@ function withRequestId(body: string, requestId: string): string {
   else if ('requestId' in answer) answer.requestId = requestId;
   else return body;
   return JSON.stringify(answer);
-}
-
-/** Error answers of keyed routes carry the credit headers too (nothing charged). */
-export function creditHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  if (!request.auth) return;
-  reply.headers({ 'x-credits-charged': '0', 'x-credits-remaining': countText(request.metering?.balanceAfter ?? request.auth.balance), 'cache-control': 'no-store' });
 }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ErrorCode } from '../errors/app-error.js';
 import type { Reservation } from '../credits/meter-store.js';
+import type { RateDecision } from '../ratelimit/rate-limiter.js';
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface AuthContext {
@@ -23,6 +24,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthContext;
     metering?: MeteringState;
+    /** The rate limit's decision for a keyed call, once made: its headers go on every answer to it (keyed-headers.ts). */
+    rateLimit?: RateDecision;
     /** The matched route's pattern (undefined for unknown routes), for metrics and logs. */
     routeUrl?: string;
     /** performance.now() when a route's first hook ran (0 for unknown routes): for the duration metric. */

@@ -12,11 +12,14 @@ import { IdParams, protectedErrors } from './params.js';
 type TweetAnswer = Static<ReturnType<typeof single<typeof Tweet>>>;
 // Beyond ASCII, the answer is joined from bytes: the stored JSON's, made once per copy read (StoredTweetJson.utf8).
 const DATA = Buffer.from('{"data":');
-const meta = (requestId: string) => `,"meta":{"requestId":${JSON.stringify(requestId)},"cached":true}}`;
+// Request ids are the gateway's own (ids.ts: a prefix, base64url and hex): nothing in them to escape.
+const meta = (requestId: string) => `,"meta":{"requestId":"${requestId}","cached":true}}`;
 const answer = (requestId: string, r: TweetRead): TweetAnswer => {
   if (!r.cached) return { data: r.value, meta: { requestId, cached: false } };
   if (r.utf8) return asPayload<TweetAnswer>(Buffer.concat([DATA, r.utf8, Buffer.from(meta(requestId))]));
-  return asPayload<TweetAnswer>(`{"data":${r.json}${meta(requestId)}`);
+  // ASCII through and through: its length is its length in UTF-8.
+  const text = `{"data":${r.json}${meta(requestId)}`;
+  return asPayload<TweetAnswer>(text, text.length);
 };
 
 export function registerTweet(app: App, deps: Pick<Deps, 'social'>): void {
