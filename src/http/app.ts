@@ -84,6 +84,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   // Set per request by our hooks; declared up front so every request object has the same shape.
   app.decorateRequest('auth', undefined);
   app.decorateRequest('metering', undefined);
+  app.decorateRequest('rateLimit', undefined);
   app.decorateRequest('routeUrl', undefined);
   app.decorateRequest('startedAt', 0);
 

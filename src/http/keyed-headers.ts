@@ -23,36 +23,50 @@ export function keyedHeaders(request: FastifyRequest, reply: FastifyReply, charg
  * header lower-cased and stored, then copied to Node, which checks each again), a quarter of the
  * work that the gateway adds to a bare Fastify answer (docs/benchmarks.md, 2026-12-07). Only where
  * nothing else puts headers on the reply: the metering wrapper falls back to Fastify's send when
- * CORS is on (its hook adds the allowed origin).
+ * CORS is on (its hook adds the allowed origin), and no keyed handler sets a header (in tests, the
+ * wrapper checks: `strict`). A status without a body (204, 304) goes through Fastify's send too.
  */
-export function writeKeyedAnswer(request: FastifyRequest, reply: FastifyReply, body: JsonText): void {
+export function writeKeyedAnswer(request: FastifyRequest, reply: FastifyReply, body: JsonText, strict = false): void {
   const d = request.rateLimit;
+  const status = reply.statusCode;
   // No decision (an app put together without the key check, as some tests do): Fastify's send.
-  if (!d) return sendKeyedAnswer(request, reply, body);
+  if (!d || status === 204 || status === 304 || status < 200) return sendKeyedAnswer(request, reply, body);
+  if (strict) {
+    // Headers on Node's response itself (Fastify's `connection: close` while closing) are kept by writeHead.
+    const raw = reply.raw.getHeaderNames();
+    const own = Object.keys(reply.getHeaders()).filter((k) => !raw.includes(k));
+    if (own.length > 0) throw new Error(`a keyed handler set headers (${own.join(', ')}), which the direct answer would drop: set them in keyed-headers.ts`);
+  }
   const m = request.metering!;
   reply.hijack();
-  // A flat array: Node takes the pairs in order, with no object to build and read back.
-  reply.raw.writeHead(reply.statusCode, [
-    'x-request-id',
-    request.id,
-    'ratelimit-limit',
-    String(d.limit),
-    'ratelimit-remaining',
-    countText(d.remaining),
-    'ratelimit-reset',
-    String(d.resetSeconds),
-    'x-credits-charged',
-    String(m.charged),
-    'x-credits-remaining',
-    countText(m.balanceAfter ?? request.auth!.balance),
-    'content-type',
-    JSON_TYPE,
-    'cache-control',
-    'no-store',
-    'content-length',
-    String(body.byteLength()),
-  ]);
-  reply.raw.end(body.body);
+  const res = reply.raw;
+  try {
+    // A flat array: Node takes the pairs in order, with no object to build and read back.
+    res.writeHead(status, [
+      'x-request-id',
+      request.id,
+      'ratelimit-limit',
+      String(d.limit),
+      'ratelimit-remaining',
+      countText(d.remaining),
+      'ratelimit-reset',
+      String(d.resetSeconds),
+      'x-credits-charged',
+      String(m.charged),
+      'x-credits-remaining',
+      countText(m.balanceAfter ?? request.auth!.balance),
+      'content-type',
+      JSON_TYPE,
+      'cache-control',
+      'no-store',
+      'content-length',
+      String(body.byteLength()),
+    ]);
+    res.end(body.body);
+  } catch (err) {
+    // Fastify no longer answers for a hijacked reply: the caller sees the connection end, not a hang.
+    res.destroy(err as Error);
+  }
 }
 
 /** The same answer through Fastify's send (the headers above, on the reply). */

@@ -47,10 +47,13 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
   };
 
   // Written straight to Node unless a plugin puts headers of its own on replies (CORS: keyed-headers.ts).
-  const write = deps.config.corsOrigins ? sendKeyedAnswer : writeKeyedAnswer;
+  const direct = !deps.config.corsOrigins;
+  // Tests (route.validate set): a handler's own header, which the direct answer would drop, is an error.
+  const strict = route.validate !== undefined;
   const send = (request: FastifyRequest, reply: FastifyReply, body: Body): void => {
     answered(deps, request, reply);
-    write(request, reply, body);
+    if (direct) writeKeyedAnswer(request, reply, body, strict);
+    else sendKeyedAnswer(request, reply, body);
   };
 
   // Handlers below answer with reply.send() and return undefined: an async handler that returned the

@@ -64,6 +64,8 @@ export interface StoredTweetJson {
   utf8: Buffer | undefined;
 }
 
+// `utf8` is undefined exactly when the JSON is ASCII (a lone surrogate takes 3 bytes too): the tweet's
+// answer then takes the text's length as its Content-Length (routes/social/tweet.ts).
 export const tweetJson = (json: string, fetchedAtMs: number): StoredTweetJson => ({
   json,
   fetchedAtMs,

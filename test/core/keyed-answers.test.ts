@@ -102,3 +102,42 @@ describe('keyed answers, written directly and through Fastify', () => {
 });
 
 const startBroke = (h: Harness): Promise<TestAccount> => h.account({ credits: 10 });
+
+describe('keyed answers whose headers moved: a 429 and an idempotent replay', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('sqlite');
+  });
+  after(() => h.close());
+
+  test('a refused call (429) carries the rate limit headers and Retry-After; a replayed POST carries them and its credit headers', async () => {
+    const slow = await h.account({ rateLimitPerMinute: 2 });
+    const calls = [];
+    for (let i = 0; i < 3; i++) calls.push(await h.app.inject({ url: '/echo/v1/hello', headers: { 'x-api-key': slow.apiKey } }));
+    assert.deepEqual(
+      calls.map((r) => r.statusCode),
+      [200, 200, 429],
+    );
+    const refused = calls[2]!;
+    assert.equal(refused.headers['ratelimit-limit'], '2');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    assert.match(String(refused.headers['ratelimit-reset']), /^\d+$/);
+    assert.match(String(refused.headers['retry-after']), /^\d+$/);
+    assert.equal(refused.headers['x-credits-charged'], '0');
+    assert.equal(refused.headers['x-request-id'], (JSON.parse(refused.body) as { meta: { requestId: string } }).meta.requestId);
+
+    const a = await h.account({});
+    const post = () => h.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { 'x-api-key': a.apiKey, 'idempotency-key': 'moved-headers' }, payload: {} });
+    const first = await post();
+    const replay = await post();
+    assert.equal(first.statusCode, 201);
+    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    for (const r of [first, replay]) {
+      for (const name of ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-credits-charged', 'x-credits-remaining']) assert.match(String(r.headers[name] ?? ''), /\S/, `${name}`);
+      assert.equal(r.headers['cache-control'], 'no-store');
+    }
+    assert.notEqual(replay.headers['x-request-id'], first.headers['x-request-id']);
+    assert.ok(Number(replay.headers['ratelimit-remaining']) < Number(replay.headers['ratelimit-limit']), 'the replay drew from the minute too');
+  });
+});
