@@ -149,7 +149,6 @@ export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
     // Reported once for the whole outage (db/storage-outage.ts), not per call.
     const outage = appError.code === 'service_unavailable' ? deps.store.outage : undefined;
     outage?.failed(cause, request.server.log);
-    reply.header('x-request-id', request.id);
     keyedHeaders(request, reply);
     sendError(reply, request.id, appError);
     // Public routes are counted by their own onResponse hook.

@@ -9,12 +9,22 @@ import type { JsonText } from './json-text.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** On an answer that Fastify sends (errors, replays): the rate limit's headers and the credit headers. */
-export function keyedHeaders(request: FastifyRequest, reply: FastifyReply, charged = 0): void {
+/**
+ * Those headers as name/value pairs in answer order: the rate limit's once decided, the credit
+ * headers once the key is known (`charged`: what the call was charged; nothing for a failure).
+ */
+function keyedPairs(request: FastifyRequest, charged: number): string[] {
+  const pairs = ['x-request-id', request.id];
   const d = request.rateLimit;
-  if (d) reply.headers({ 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': countText(d.remaining), 'ratelimit-reset': String(d.resetSeconds) });
-  if (!request.auth) return;
-  reply.headers({ 'x-credits-charged': String(charged), 'x-credits-remaining': countText(request.metering?.balanceAfter ?? request.auth.balance), 'cache-control': 'no-store' });
+  if (d) pairs.push('ratelimit-limit', String(d.limit), 'ratelimit-remaining', countText(d.remaining), 'ratelimit-reset', String(d.resetSeconds));
+  if (request.auth) pairs.push('x-credits-charged', String(charged), 'x-credits-remaining', countText(request.metering?.balanceAfter ?? request.auth.balance), 'cache-control', 'no-store');
+  return pairs;
+}
+
+/** On an answer that Fastify sends (errors, replays): the headers above. */
+export function keyedHeaders(request: FastifyRequest, reply: FastifyReply, charged = 0): void {
+  const pairs = keyedPairs(request, charged);
+  for (let i = 0; i < pairs.length; i += 2) reply.header(pairs[i]!, pairs[i + 1]);
 }
 
 /**
@@ -37,31 +47,13 @@ export function writeKeyedAnswer(request: FastifyRequest, reply: FastifyReply, b
     const own = Object.keys(reply.getHeaders()).filter((k) => !raw.includes(k));
     if (own.length > 0) throw new Error(`a keyed handler set headers (${own.join(', ')}), which the direct answer would drop: set them in keyed-headers.ts`);
   }
-  const m = request.metering!;
+  // A flat array: Node takes the pairs in order, with no object to build and read back.
+  const head = keyedPairs(request, request.metering!.charged);
+  head.push('content-type', JSON_TYPE, 'content-length', String(body.byteLength()));
   reply.hijack();
   const res = reply.raw;
   try {
-    // A flat array: Node takes the pairs in order, with no object to build and read back.
-    res.writeHead(status, [
-      'x-request-id',
-      request.id,
-      'ratelimit-limit',
-      String(d.limit),
-      'ratelimit-remaining',
-      countText(d.remaining),
-      'ratelimit-reset',
-      String(d.resetSeconds),
-      'x-credits-charged',
-      String(m.charged),
-      'x-credits-remaining',
-      countText(m.balanceAfter ?? request.auth!.balance),
-      'content-type',
-      JSON_TYPE,
-      'cache-control',
-      'no-store',
-      'content-length',
-      String(body.byteLength()),
-    ]);
+    res.writeHead(status, head);
     res.end(body.body);
   } catch (err) {
     // Fastify no longer answers for a hijacked reply: the caller sees the connection end, not a hang.
@@ -71,7 +63,6 @@ export function writeKeyedAnswer(request: FastifyRequest, reply: FastifyReply, b
 
 /** The same answer through Fastify's send (the headers above, on the reply). */
 export function sendKeyedAnswer(request: FastifyRequest, reply: FastifyReply, body: JsonText): void {
-  reply.header('x-request-id', request.id);
   keyedHeaders(request, reply, request.metering!.charged);
   reply.header('content-type', JSON_TYPE).send(body.body);
 }

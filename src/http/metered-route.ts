@@ -74,7 +74,7 @@ export function metered(deps: Pick<Deps, 'config' | 'meter' | 'metrics' | 'store
         if ('claimed' in claim) m.idempotencyKey = claim.claimed;
         else {
           const replay = claim.replay;
-          reply.code(replay.statusCode).header('x-request-id', request.id).header('idempotent-replayed', 'true');
+          reply.code(replay.statusCode).header('idempotent-replayed', 'true');
           keyedHeaders(request, reply);
           answered(deps, request, reply);
           reply.type('application/json; charset=utf-8').send(withRequestId(replay.body, request.id));

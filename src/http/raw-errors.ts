@@ -49,7 +49,6 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
   socket.once('close', () => clearTimeout(linger));
 }
 
-
 /** An answer in the error envelope written straight to a socket (no request object exists), closing the connection. */
 export function rawAnswer(status: number, reason: string, error: { code: string; message: string; details?: unknown }, headers: Record<string, string> = {}): string {
   const requestId = newRequestId();
