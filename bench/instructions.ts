@@ -11,6 +11,9 @@
 // INSTR_ENDPOINTS: which of bare, echo, ascii, wide (default: all four; bare is Fastify's hello).
 // INSTR_BACKEND=postgres: the gateway on Postgres + Redis (BENCH_DATABASE_URL, BENCH_REDIS_URL as in
 // bench/http.ts, a fresh schema each); only the server's instructions are counted, not the stores'.
+// INSTR_KEEP=dir: each server's dumps are kept there (cg.<build>.<endpoint>.<window>), with the map
+// of its compiled JavaScript (the server runs with --perf-basic-prof, cg.<build>.<endpoint>.map), for
+// bench/instr-functions.ts to say which functions, native or JavaScript, the instructions went to.
 // Each server runs under `valgrind --tool=callgrind --instr-atstart=no`: uninstrumented while 20,000
 // requests warm it (its JIT, caches), then instrumented for 2,000 more (valgrind translating the code
 // again), then three windows of 10,000 requests counted (50 keep-alive connections, each request sent
@@ -18,7 +21,7 @@
 // each turn of its event loop finds more requests waiting than at full speed (a group commit takes
 // about 45 charges, not 25): costs paid once a turn weigh less here.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,9 +97,11 @@ async function waitFor(url: string, child: ChildProcess, output: () => string): 
 }
 
 /** Instructions a request of `url` costs the process `args` starts (under callgrind), on `port`. */
-async function count(args: string[], env: Record<string, string>, port: number, url: string, headers: Record<string, string>, ready: string, fill?: () => Promise<void>): Promise<number> {
+async function count(args: string[], env: Record<string, string>, port: number, url: string, headers: Record<string, string>, ready: string, fill?: () => Promise<void>, keepAs?: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'sdg-instr-'));
-  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`, process.execPath, ...args], {
+  // Kept dumps name JIT'd code by address only: V8 writes /tmp/perf-<pid>.map, which names it.
+  const nodeArgs = keepAs ? ['--perf-basic-prof', ...args] : args;
+  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`, process.execPath, ...nodeArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port), ...VGDB_ENV },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -123,6 +128,15 @@ async function count(args: string[], env: Record<string, string>, port: number, 
       await requests(url, headers, COUNTED);
       callgrind(['-d', pid]);
       totals.push(await dumped(dir, w));
+      const dump = readdirSync(dir).find((f) => new RegExp(`^cg\\.\\d+\\.${w}$`).test(f));
+      if (keepAs && dump) copyFileSync(join(dir, dump), `${keepAs}.${w}`);
+    }
+    if (keepAs) {
+      const map = join(tmpdir(), `perf-${pid}.map`);
+      if (existsSync(map)) {
+        copyFileSync(map, `${keepAs}.map`);
+        rmSync(map, { force: true });
+      }
     }
     const total = Math.min(...totals);
     console.error(`  windows: ${totals.map((t) => Math.round(t / COUNTED)).join(', ')} instructions a request`);
@@ -144,10 +158,13 @@ export async function benchInstructions(builds: string[], endpoints: InstrEndpoi
   for (const build of builds) {
     for (const endpoint of endpoints) {
       const port = await freePort();
+      const keep = process.env.INSTR_KEEP;
+      if (keep) mkdirSync(keep, { recursive: true });
+      const keepAs = keep ? join(keep, `cg.${build.replace(/\W+/g, '_')}.${endpoint}`) : undefined;
       const base = `http://127.0.0.1:${port}`;
       let n: number;
       if (endpoint === 'bare') {
-        n = await count([...SERVER_FLAGS, `${build}/bench/bare-server.js`], {}, port, `${base}/hello`, {}, `${base}/hello`);
+        n = await count([...SERVER_FLAGS, `${build}/bench/bare-server.js`], {}, port, `${base}/hello`, {}, `${base}/hello`, undefined, keepAs);
       } else {
         // A store of its own for each server: its key, and the tweets of the demo network now.
         const store = await benchStore(backend);
@@ -160,7 +177,7 @@ export async function benchInstructions(builds: string[], endpoints: InstrEndpoi
           const fill = async (): Promise<void> => {
             for (const kind of ['ascii', 'wide'] as const) await fillTweet(`${base}${tweets[kind]}`, key!, kind);
           };
-          n = await count([...SERVER_FLAGS, `${build}/src/cli/main.js`, 'serve'], env, port, `${base}${path}`, headers, `${base}/healthz`, fill);
+          n = await count([...SERVER_FLAGS, `${build}/src/cli/main.js`, 'serve'], env, port, `${base}${path}`, headers, `${base}/healthz`, fill, keepAs);
         } finally {
           await store.dispose();
         }
