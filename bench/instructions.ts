@@ -14,6 +14,8 @@
 // INSTR_KEEP=dir: each server's dumps are kept there (cg.<build>.<endpoint>.<window>), with the map
 // of its compiled JavaScript (the server runs with --perf-basic-prof, cg.<build>.<endpoint>.map), for
 // bench/instr-functions.ts to say which functions, native or JavaScript, the instructions went to.
+// INSTR_NODE_FLAGS="--flag ...": Node flags given to every server after the shipped ones (to try a
+// flag before shipping it: what a flag saves must then be shipped, package.json's start script).
 // Each server runs under `valgrind --tool=callgrind --instr-atstart=no`: uninstrumented while 20,000
 // requests warm it (its JIT, caches), then instrumented for 2,000 more (valgrind translating the code
 // again), then three windows of 10,000 requests counted (50 keep-alive connections, each request sent
@@ -100,7 +102,8 @@ async function waitFor(url: string, child: ChildProcess, output: () => string): 
 async function count(args: string[], env: Record<string, string>, port: number, url: string, headers: Record<string, string>, ready: string, fill?: () => Promise<void>, keepAs?: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'sdg-instr-'));
   // Kept dumps name JIT'd code by address only: V8 writes /tmp/perf-<pid>.map, which names it.
-  const nodeArgs = keepAs ? ['--perf-basic-prof', ...args] : args;
+  const extra = (process.env.INSTR_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const nodeArgs = [...(keepAs ? ['--perf-basic-prof'] : []), ...extra, ...args];
   const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`, process.execPath, ...nodeArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port), ...VGDB_ENV },
