@@ -13,6 +13,8 @@
 // AB_ENDPOINT: ascii (default; the charged, cached tweet), wide (its text beyond Latin-1) or echo.
 // AB_BACKEND: embedded (default) or postgres (BENCH_DATABASE_URL, BENCH_REDIS_URL as in http.ts).
 // AB_PAIRS: pairs of runs (default 6). BENCH_SECONDS: each run's length (default 6).
+// AB_FLAGS_B="--flag ...": Node flags B's server gets after the shipped ones (A gets the shipped ones
+// only): a flag measured before it is shipped, with the same build on both sides (dist dist).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, type ServerProcess } from '../test/helpers/processes.js';
@@ -38,7 +40,7 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpoint; backend?: 'embedded' | 'postgres'; pairs?: number; seconds?: number }): Promise<AbPair[]> {
+export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpoint; backend?: 'embedded' | 'postgres'; pairs?: number; seconds?: number; flagsB?: string[] }): Promise<AbPair[]> {
   for (const build of opts.builds) if (!existsSync(join(repoRoot, build, 'src/cli/main.js'))) throw new Error(`${build}/src/cli/main.js not found: give build folders of this repository (dist, or a copy such as dist-A)`);
   const endpoint = opts.endpoint ?? 'ascii';
   const backend = opts.backend ?? 'embedded';
@@ -63,7 +65,7 @@ export async function benchAb(opts: { builds: [string, string]; endpoint?: Endpo
       const sides: Side[] = [];
       for (let i = 0; i < 2; i++) {
         const { env, key, tweets } = made[i]!;
-        const server = await startOurs(env, opts.builds[i]);
+        const server = await startOurs(env, opts.builds[i], i === 1 ? (opts.flagsB ?? []) : []);
         servers.push(server);
         for (const kind of ['ascii', 'wide'] as const) await fillTweet(`${server.url}${tweets[kind]}`, key, kind);
         const path = endpoint === 'echo' ? '/echo/v1/hello' : tweets[endpoint];
@@ -98,7 +100,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const endpoint = (process.env.AB_ENDPOINT ?? 'ascii') as Endpoint;
   if (!['ascii', 'wide', 'echo'].includes(endpoint)) throw new Error(`AB_ENDPOINT must be ascii, wide or echo, not ${endpoint}`);
   const backend = process.env.AB_BACKEND === 'postgres' ? 'postgres' : 'embedded';
-  const pairs = await benchAb({ builds: [a, b], endpoint, backend, pairs: Number(process.env.AB_PAIRS ?? 6), seconds: Number(process.env.BENCH_SECONDS ?? 6) });
+  const pairs = await benchAb({ builds: [a, b], endpoint, backend, pairs: Number(process.env.AB_PAIRS ?? 6), seconds: Number(process.env.BENCH_SECONDS ?? 6), flagsB: (process.env.AB_FLAGS_B ?? '').split(/\s+/).filter(Boolean) });
   const cpuA = median(pairs.map((p) => p.a.cpuUsPerRequest));
   const cpuB = median(pairs.map((p) => p.b.cpuUsPerRequest));
   const lower = pairs.filter((p) => p.b.cpuUsPerRequest < p.a.cpuUsPerRequest).length;

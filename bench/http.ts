@@ -294,8 +294,8 @@ export async function benchKeys(env: Record<string, string>, count: number, stor
 export const serverEnv = (storeEnv: Record<string, string>): Record<string, string> => ({ ...storeEnv, ROLES: 'api', LOG_LEVEL: 'warn', CACHE_TWEET_SECONDS: '86400' });
 
 /** Our server, compiled, with the shipped flags (`npm run bench` builds it first), pinned; `build`: another build's folder (bench/ab.ts). */
-export async function startOurs(env: Record<string, string>, build = 'dist'): Promise<ServerProcess> {
-  const server = await startServer(env, 30_000, [...SERVER_FLAGS, `${build}/src/cli/main.js`, 'serve']);
+export async function startOurs(env: Record<string, string>, build = 'dist', extraFlags: string[] = []): Promise<ServerProcess> {
+  const server = await startServer(env, 30_000, [...SERVER_FLAGS, ...extraFlags, `${build}/src/cli/main.js`, 'serve']);
   await pin(server.child.pid!);
   return server;
 }

@@ -10,28 +10,35 @@
 // recursion and JIT frames make those figures rough, use them to find callers, not to add up).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { COUNTED } from './instructions.js';
 
-/** Requests in a window (bench/instructions.ts's COUNTED). */
-const WINDOW_REQUESTS = 10_000;
-
-interface JitRange {
-  start: number;
-  end: number;
-  name: string;
+export interface JitMap {
+  /** Code ranges sorted by start, each with its line's position in the map (`order`: later written, higher). */
+  ranges: Array<{ start: number; end: number; name: string; order: number }>;
+  /** For each position in `ranges`, the highest end among it and those before it (where a look back can stop). */
+  maxEnd: number[];
 }
 
-/** The map's ranges, sorted by start; a range written later for the same address wins (code moved or replaced). */
-export function readJitMap(text: string): JitRange[] {
-  const ranges: JitRange[] = [];
+/** The map V8 writes, one line a code object: start and size in hex, then its name. */
+export function readJitMap(text: string): JitMap {
+  const ranges: JitMap['ranges'] = [];
   for (const line of text.split('\n')) {
     const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
-    if (m) ranges.push({ start: parseInt(m[1]!, 16), end: parseInt(m[1]!, 16) + parseInt(m[2]!, 16), name: m[3]! });
+    if (m) ranges.push({ start: parseInt(m[1]!, 16), end: parseInt(m[1]!, 16) + parseInt(m[2]!, 16), name: m[3]!, order: ranges.length });
   }
-  return ranges.map((r, i) => ({ ...r, i })).sort((a, b) => a.start - b.start || a.i - b.i);
+  ranges.sort((a, b) => a.start - b.start || a.order - b.order);
+  const maxEnd: number[] = [];
+  for (const r of ranges) maxEnd.push(Math.max(r.end, maxEnd[maxEnd.length - 1] ?? 0));
+  return { ranges, maxEnd };
 }
 
-/** The JavaScript function whose code holds `addr` (the latest written, where ranges overlap). */
-export function jitName(ranges: JitRange[], addr: number): string | undefined {
+/**
+ * The JavaScript function whose code holds `addr`: where code objects overlap (V8 reused the space of
+ * code it freed), the one written last, which is what ran at that address when the window was counted.
+ */
+export function jitName(map: JitMap, addr: number): string | undefined {
+  const { ranges, maxEnd } = map;
   let lo = 0;
   let hi = ranges.length - 1;
   let at = -1;
@@ -42,13 +49,16 @@ export function jitName(ranges: JitRange[], addr: number): string | undefined {
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  // Earlier starts may still cover addr: look back over the few that could (code objects are small).
-  for (let i = at; i >= 0 && i > at - 64; i--) if (addr < ranges[i]!.end) return ranges[i]!.name;
-  return undefined;
+  let best: JitMap['ranges'][number] | undefined;
+  for (let i = at; i >= 0 && maxEnd[i]! > addr; i--) {
+    const r = ranges[i]!;
+    if (addr < r.end && (!best || r.order > best.order)) best = r;
+  }
+  return best?.name;
 }
 
-/** Per function (named as above), the instructions of callgrind_annotate's listing of `dump`. */
-export function byFunction(annotated: string, ranges: JitRange[]): Map<string, number> {
+/** Per function (named as above), the instructions of callgrind_annotate's function listing. */
+export function byFunction(annotated: string, map: JitMap): Map<string, number> {
   const out = new Map<string, number>();
   let listing = false;
   for (const line of annotated.split('\n')) {
@@ -56,29 +66,33 @@ export function byFunction(annotated: string, ranges: JitRange[]): Map<string, n
       listing = true;
       continue;
     }
-    const m = listing ? /^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(.*)$/.exec(line) : null;
+    if (!listing || /^-+$/.test(line)) continue;
+    // The listing ends at its first blank line after entries (annotated sources may follow).
+    if (line.trim() === '' && out.size > 0) break;
+    const m = /^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(.*)$/.exec(line);
     if (!m) continue;
     const n = Number(m[1]!.replace(/,/g, ''));
     let name = m[2]!.replace(/^\?\?\?:/, '').replace(/'\d+/g, '');
     const addr = /^0x([0-9a-f]+) \[\?\?\?\]$/.exec(name);
-    if (addr) name = `JS ${jitName(ranges, parseInt(addr[1]!, 16)) ?? `(unmapped 0x${addr[1]})`}`;
+    if (addr) name = jitName(map, parseInt(addr[1]!, 16)) ?? `JIT code (unmapped 0x${addr[1]})`;
     else if (/v8::internal::compiler::|turboshaft|maglev::/.test(name)) name = "(V8's optimizing compiler)";
     out.set(name, (out.get(name) ?? 0) + n);
   }
   return out;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
-  const dump = args.find((a) => !a.startsWith('--') && !/^\d+$/.test(a));
+  const topAt = args.indexOf('--top');
+  const top = topAt >= 0 ? Number(args[topAt + 1]) : 40;
+  const dump = args.find((a, i) => !a.startsWith('--') && i !== topAt + 1);
   if (!dump) throw new Error('usage: bench/instr-functions.ts <kept dump> [--inclusive] [--top N]');
-  const top = Number(args[args.indexOf('--top') + 1]) || 40;
   const mapFile = dump.replace(/\.\d+$/, '.map');
-  const ranges = existsSync(mapFile) ? readJitMap(readFileSync(mapFile, 'utf8')) : [];
-  if (!ranges.length) console.error(`no map at ${mapFile}: JIT'd code stays unnamed`);
+  const map = readJitMap(existsSync(mapFile) ? readFileSync(mapFile, 'utf8') : '');
+  if (!map.ranges.length) console.error(`no map at ${mapFile}: JIT'd code stays unnamed`);
   const annotated = execFileSync('callgrind_annotate', ['--threshold=100', ...(args.includes('--inclusive') ? ['--inclusive=yes'] : []), dump], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  const fns = byFunction(annotated, ranges);
+  const fns = byFunction(annotated, map);
   const total = Number(/^summary: (\d+)/m.exec(readFileSync(dump, 'utf8'))?.[1]);
-  console.log(`${Math.round(total / WINDOW_REQUESTS).toLocaleString('en-US')} instructions a request in all`);
-  for (const [name, n] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${Math.round(n / WINDOW_REQUESTS).toString().padStart(8)}  ${name}`);
+  console.log(`${Math.round(total / COUNTED).toLocaleString('en-US')} instructions a request in all`);
+  for (const [name, n] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${Math.round(n / COUNTED).toString().padStart(8)}  ${name}`);
 }

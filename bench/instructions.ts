@@ -35,7 +35,8 @@ export type InstrEndpoint = 'bare' | 'echo' | 'ascii' | 'wide';
 
 const WARM = 20_000;
 const SETTLE = 2_000;
-const COUNTED = 10_000;
+/** Requests in a counted window (bench/instr-functions.ts divides a kept dump by it). */
+export const COUNTED = 10_000;
 const WINDOWS = 3;
 const CONNECTIONS = 50;
 
@@ -102,8 +103,10 @@ async function waitFor(url: string, child: ChildProcess, output: () => string): 
 async function count(args: string[], env: Record<string, string>, port: number, url: string, headers: Record<string, string>, ready: string, fill?: () => Promise<void>, keepAs?: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'sdg-instr-'));
   // Kept dumps name JIT'd code by address only: V8 writes /tmp/perf-<pid>.map, which names it.
-  const extra = (process.env.INSTR_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
-  const nodeArgs = [...(keepAs ? ['--perf-basic-prof'] : []), ...extra, ...args];
+  // After the shipped flags (the later of two settings of a flag wins), before the script.
+  const extra = [...(keepAs ? ['--perf-basic-prof'] : []), ...(process.env.INSTR_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)];
+  const script = args.findIndex((a) => !a.startsWith('-'));
+  const nodeArgs = [...args.slice(0, script), ...extra, ...args.slice(script)];
   const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`, process.execPath, ...nodeArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port), ...VGDB_ENV },
@@ -135,11 +138,12 @@ async function count(args: string[], env: Record<string, string>, port: number, 
       if (keepAs && dump) copyFileSync(join(dir, dump), `${keepAs}.${w}`);
     }
     if (keepAs) {
-      const map = join(tmpdir(), `perf-${pid}.map`);
+      // V8 writes it there whatever TMPDIR says.
+      const map = `/tmp/perf-${pid}.map`;
       if (existsSync(map)) {
         copyFileSync(map, `${keepAs}.map`);
         rmSync(map, { force: true });
-      }
+      } else console.error(`  no ${map}: the kept dumps' JavaScript stays unnamed`);
     }
     const total = Math.min(...totals);
     console.error(`  windows: ${totals.map((t) => Math.round(t / COUNTED)).join(', ')} instructions a request`);
