@@ -73,12 +73,12 @@ export async function requests(url: string, headers: Record<string, string>, n: 
 // side reads them from its environment: the same for both (HOST is also the address the gateway
 // listens on, its default), whatever this process was started with.
 const VGDB_ENV = { LOGNAME: 'sdg-bench', USER: 'sdg-bench', HOST: '127.0.0.1' };
-/** The instructions of the `n`th dump: written by the server's process when it next runs valgrind's scheduler, so waited for. */
-async function dumped(dir: string, n: number): Promise<number> {
+/** The `n`th dump's file and instructions: written by the server's process when it next runs valgrind's scheduler, so waited for. */
+async function dumped(dir: string, n: number): Promise<{ file: string; total: number }> {
   for (let i = 0; i < 300; i++) {
     const dump = readdirSync(dir).find((f) => new RegExp(`^cg\\.\\d+\\.${n}$`).test(f));
     const total = dump ? Number(/^summary: (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'))?.[1]) : NaN;
-    if (Number.isFinite(total)) return total;
+    if (dump && Number.isFinite(total)) return { file: join(dir, dump), total };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`no dump ${n} with a summary line in ${dir}`);
@@ -133,9 +133,9 @@ async function count(args: string[], env: Record<string, string>, port: number, 
       callgrind(['-z', pid]);
       await requests(url, headers, COUNTED);
       callgrind(['-d', pid]);
-      totals.push(await dumped(dir, w));
-      const dump = readdirSync(dir).find((f) => new RegExp(`^cg\\.\\d+\\.${w}$`).test(f));
-      if (keepAs && dump) copyFileSync(join(dir, dump), `${keepAs}.${w}`);
+      const dump = await dumped(dir, w);
+      totals.push(dump.total);
+      if (keepAs) copyFileSync(dump.file, `${keepAs}.${w}`);
     }
     if (keepAs) {
       // V8 writes it there whatever TMPDIR says.

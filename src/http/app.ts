@@ -120,8 +120,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   // Fastify answers HEAD for every GET route. On a keyed route a HEAD would do the call's work and
   // charge it for headers alone, and it is no documented operation: it answers as any other method
   // the API does not have (404, nothing charged). Public pages (health, documents, download links) keep it.
+  // (The error handler puts X-Request-Id on every error it answers: keyed-headers.ts.)
   const headNotOffered = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    reply.header('x-request-id', request.id);
     done(new AppError('not_found', `No route HEAD ${request.url.split('?')[0]}.`));
   };
   const checkResponses = opts.validateResponses ? responseChecker() : undefined;
@@ -148,7 +148,6 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       request.routeUrl = url;
       // No identifier, cursor or date holds a NUL, and Postgres refuses one in text: a clear 400.
       if (request.url.includes('%00')) {
-        reply.header('x-request-id', request.id);
         return done(new AppError('invalid_request', 'The URL holds a NUL character (%00).', { fields: [{ field: 'url', message: 'holds a NUL character' }] }));
       }
       first(request, reply, done);
