@@ -26,6 +26,7 @@ import { routeErrors } from './openapi/route-errors.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
 import { lazySerializers } from './serializers.js';
 import { validatorCompiler } from './validators.js';
+import { closeIdleConnections } from './idle-connections.js';
 
 export interface AppOptions {
   /** Tests: check every response against its route's schema (a mismatch becomes a 500). */
@@ -56,7 +57,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     // Room for the longest parameter a schema allows (a Bluesky handle: 253 characters); the
     // router's default of 100 refused longer ones before their schema could.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    connectionTimeout: deps.config.server.connectionTimeoutMs,
+    // SERVER_CONNECTION_TIMEOUT_MS by a sweep, not Node's timer per socket (idle-connections.ts).
+    connectionTimeout: 0,
     keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
     requestTimeout: deps.config.server.requestTimeoutMs,
     // Node checks the headers and request timeouts only this often (30 s by default): a connection
@@ -73,6 +75,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     schemaController: { compilersFactory: { buildSerializer: serializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = deps.config.server.headersTimeoutMs;
+  const idle = closeIdleConnections(app.server, deps.config.server.connectionTimeoutMs);
+  app.server.once('close', () => idle.stop());
   app.server.maxConnections = deps.config.server.maxConnections;
   const perAddress = deps.config.server.maxConnectionsPerAddress;
   if (perAddress > 0) {
