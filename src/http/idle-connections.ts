@@ -38,6 +38,11 @@ export function closeIdleConnections(server: Server, idleMs: number, now: () => 
   const sweep = (): void => {
     const t = now();
     for (const [socket, seen] of open) {
+      // Gone already, its close not yet emitted (and bytesWritten of a closed socket is undefined).
+      if (socket.destroyed) {
+        open.delete(socket);
+        continue;
+      }
       // bytesWritten counts what is queued too: a client that stops reading stops it growing once
       // the stream backs off, as a download does.
       const bytes = socket.bytesRead + socket.bytesWritten;
