@@ -26,7 +26,7 @@ import { routeErrors } from './openapi/route-errors.js';
 import { responseChecker, responseValidationHook } from './response-validation.js';
 import { lazySerializers } from './serializers.js';
 import { validatorCompiler } from './validators.js';
-import { closeIdleConnections } from './idle-connections.js';
+import { sweepIdleConnections } from './idle-connections.js';
 
 export interface AppOptions {
   /** Tests: check every response against its route's schema (a mismatch becomes a 500). */
@@ -75,7 +75,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     schemaController: { compilersFactory: { buildSerializer: serializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = deps.config.server.headersTimeoutMs;
-  const idle = closeIdleConnections(app.server, deps.config.server.connectionTimeoutMs);
+  const idle = sweepIdleConnections(app.server, deps.config.server.connectionTimeoutMs);
   app.server.once('close', () => idle.stop());
   app.server.maxConnections = deps.config.server.maxConnections;
   const perAddress = deps.config.server.maxConnectionsPerAddress;

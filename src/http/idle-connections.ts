@@ -28,15 +28,16 @@ export interface IdleConnections {
   stop(): void;
 }
 
-export function closeIdleConnections(server: Server, idleMs: number, now: () => number = () => performance.now()): IdleConnections {
+/** Not Node's `server.closeIdleConnections()`, which closes the kept-alive connections between requests at once. */
+export function sweepIdleConnections(server: Server, idleMs: number): IdleConnections {
   const open = new Map<Socket, Seen>();
   let closed = 0;
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { bytes: -1, at: now() });
+    open.set(socket, { bytes: -1, at: performance.now() });
     socket.once('close', () => open.delete(socket));
   });
   const sweep = (): void => {
-    const t = now();
+    const t = performance.now();
     for (const [socket, seen] of open) {
       // Gone already, its close not yet emitted (and bytesWritten of a closed socket is undefined).
       if (socket.destroyed) {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { closeIdleConnections } from '../../src/http/idle-connections.js';
+import { sweepIdleConnections } from '../../src/http/idle-connections.js';
 import { startHarness } from '../helpers/harness.js';
 
 const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
@@ -27,7 +27,7 @@ function closedAfter(port: number, bytes: string): Promise<{ ms: number; data: s
 test('a request left unanswered, with nothing read or written, is closed after the timeout (and within 1.2 times it, with room for a loaded host)', { timeout: 20_000 }, async () => {
   const server = createServer(() => undefined); // never answers
   server.requestTimeout = 0;
-  const idle = closeIdleConnections(server, 500);
+  const idle = sweepIdleConnections(server, 500);
   const port = await listen(server);
   try {
     const { ms } = await closedAfter(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -60,7 +60,7 @@ test('a client that stops reading a large answer is closed once the answer stops
     };
     more();
   });
-  const idle = closeIdleConnections(server, 500);
+  const idle = sweepIdleConnections(server, 500);
   const port = await listen(server);
   const s = connect(port, '127.0.0.1');
   try {
@@ -85,7 +85,7 @@ test('a connection that keeps sending, however slowly, is not closed: any byte c
     req.on('end', () => res.end(`got ${n}`));
   });
   server.requestTimeout = 0;
-  const idle = closeIdleConnections(server, 400);
+  const idle = sweepIdleConnections(server, 400);
   const port = await listen(server);
   try {
     // One chunk of the body every 150 ms for 2 s: five timeouts long, never silent for one.
