@@ -47,6 +47,14 @@ export async function serve(config: Config, opts: { logStream?: DestinationStrea
       `SQLITE_PAGE_SIZE=${config.sqlitePageSize} applies to a new store: this one keeps its ${pageSize}-byte pages (README, "Memory and disk of a busy SQLite store", says how to convert it)`,
     );
   }
+  const { keepAliveTimeoutMs, connectionTimeoutMs } = config.server;
+  if (keepAliveTimeoutMs > connectionTimeoutMs) {
+    // Told, not refused: it worked before 2026-12-07, when Node's keep-alive timer replaced the connection timer.
+    app.log.warn(
+      { keepAliveTimeoutMs, connectionTimeoutMs },
+      `SERVER_KEEP_ALIVE_TIMEOUT_MS=${keepAliveTimeoutMs} is longer than SERVER_CONNECTION_TIMEOUT_MS=${connectionTimeoutMs}, which closes idle kept-alive connections too: they are kept alive for ${connectionTimeoutMs} ms, and the Keep-Alive header says so`,
+    );
+  }
   deps.store.onConnectionLost?.((err) => app.log.warn({ err }, 'a Postgres connection was lost while idle; the next query opens another'));
   const stops: Array<() => Promise<void>> = [];
   if (config.roles.includes('api')) {

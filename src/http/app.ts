@@ -59,7 +59,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // SERVER_CONNECTION_TIMEOUT_MS by a sweep, not Node's timer per socket (idle-connections.ts).
     connectionTimeout: 0,
-    keepAliveTimeout: deps.config.server.keepAliveTimeoutMs,
+    // Never longer than the connection timeout, which closes an idle kept-alive connection too: the
+    // Keep-Alive header a client trusts must not promise a connection the sweep will close (serve.ts warns).
+    keepAliveTimeout: Math.min(deps.config.server.keepAliveTimeoutMs, deps.config.server.connectionTimeoutMs),
     requestTimeout: deps.config.server.requestTimeoutMs,
     // Node checks the headers and request timeouts only this often (30 s by default): a connection
     // that sent part of its headers (slowloris) lived 30 s whatever SERVER_HEADERS_TIMEOUT_MS said.

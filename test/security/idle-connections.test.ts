@@ -2,10 +2,14 @@
 // open connections (src/http/idle-connections.ts) rather than Node's timer per socket.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { sweepIdleConnections } from '../../src/http/idle-connections.js';
 import { startHarness } from '../helpers/harness.js';
+import { startServer } from '../helpers/processes.js';
 
 const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 const close = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
@@ -109,16 +113,31 @@ test('a connection that keeps sending, however slowly, is not closed: any byte c
   }
 });
 
-test('the gateway closes an idle connection after SERVER_CONNECTION_TIMEOUT_MS, even within a longer keep-alive timeout (Node\'s timer gave it the keep-alive timeout instead)', { timeout: 30_000 }, async () => {
+test('the gateway closes an idle connection after SERVER_CONNECTION_TIMEOUT_MS, even within a longer keep-alive timeout (Node\'s timer gave it the keep-alive timeout instead), and its Keep-Alive header says so', { timeout: 30_000 }, async () => {
   const h = await startHarness('sqlite', { SERVER_CONNECTION_TIMEOUT_MS: '1000', SERVER_KEEP_ALIVE_TIMEOUT_MS: '60000' });
   try {
     await h.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (h.app.server.address() as { port: number }).port;
     const { ms, data } = await closedAfter(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.match(data, /^HTTP\/1\.1 200 /);
-    assert.match(data, /keep-alive: timeout=60/i, 'kept alive for 60 s by the keep-alive timeout alone');
+    // The header promises what the gateway keeps: a client that trusted "timeout=60" would send on a closed connection.
+    assert.match(data, /keep-alive: timeout=1[,\r]/i);
     assert.ok(ms >= 950 && ms < 8_000, `closed after ${Math.round(ms)} ms`);
   } finally {
     await h.close();
+  }
+});
+
+test('a keep-alive timeout longer than the connection timeout is said at start-up', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdg-idle-'));
+  try {
+    const longer = await startServer({ DATA_DIR: dir, ROLES: 'api', SERVER_CONNECTION_TIMEOUT_MS: '2000', SERVER_KEEP_ALIVE_TIMEOUT_MS: '60000' });
+    await longer.stop();
+    assert.match(longer.output(), /SERVER_KEEP_ALIVE_TIMEOUT_MS=60000 is longer than SERVER_CONNECTION_TIMEOUT_MS=2000, which closes idle kept-alive connections too: they are kept alive for 2000 ms/);
+    const shorter = await startServer({ DATA_DIR: dir, ROLES: 'api', SERVER_CONNECTION_TIMEOUT_MS: '60000', SERVER_KEEP_ALIVE_TIMEOUT_MS: '2000' });
+    await shorter.stop();
+    assert.doesNotMatch(shorter.output(), /SERVER_KEEP_ALIVE_TIMEOUT_MS/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
