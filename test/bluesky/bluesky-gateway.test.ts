@@ -7,6 +7,7 @@ import type { SocialProfile, Tweet } from '../../src/domain/models.js';
 import { backends } from '../helpers/backends.js';
 import { errorOf, json, startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { buildWorld, serveAppView, type World } from './world.js';
+import { notReadyState } from '../helpers/not-ready.js';
 
 interface PageBody<T> {
   items: T[];
@@ -110,10 +111,10 @@ describe('/readyz on SOURCE=bluesky', () => {
     try {
       const r = await down.app.inject({ url: '/readyz' });
       assert.equal(r.statusCode, 503, r.body);
-      const body = json<{ status: string; source: string; reason: string }>(r);
+      const body = notReadyState(r);
       assert.equal(body.status, 'source unavailable');
       assert.equal(body.source, 'bluesky');
-      assert.match(body.reason, /The Bluesky AppView could not be reached/);
+      assert.match(body.reason!, /The Bluesky AppView could not be reached/);
     } finally {
       await down.close();
     }

@@ -19,6 +19,7 @@ import { getBalance, grant, ledgerSum } from '../../src/credits/credits-repo.js'
 import { DemoSource, demoSample } from '../../src/sources/demo/index.js';
 import { startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/processes.js';
+import { notReadyState } from '../helpers/not-ready.js';
 
 test('a full disk: charged calls answer 503 uncharged, the outage is reported, and the calls are served again after', async () => {
   const h = await startHarness('sqlite');
@@ -49,7 +50,7 @@ test('a full disk: charged calls answer 503 uncharged, the outage is reported, a
     // Readiness says so, though a `select 1` answers.
     const ready = await h.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 503, ready.body);
-    assert.deepEqual(JSON.parse(ready.body), { status: 'store unavailable', reason: 'SQLITE_FULL' });
+    assert.deepEqual(notReadyState(ready), { status: 'store unavailable', reason: 'SQLITE_FULL' });
 
     sqlite.pragma('max_page_count = 1073741823');
     await until('the end of the outage seen by the probe', 5_000, () => !h.deps.store.outage!.down);

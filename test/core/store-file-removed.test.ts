@@ -11,6 +11,7 @@ import { getBalance, ledgerSum } from '../../src/credits/credits-repo.js';
 import { SQLITE_FILE } from '../../src/db/connect.js';
 import { errorOf, startHarness, type Harness } from '../helpers/harness.js';
 import { demoNoon } from '../helpers/social.js';
+import { notReadyState } from '../helpers/not-ready.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -36,7 +37,7 @@ async function refusedOnceGone(harness: Harness, tweetId: string, remove: (dataD
   }
   const ready = await harness.app.inject({ url: '/readyz' });
   assert.equal(ready.statusCode, 503);
-  assert.deepEqual(JSON.parse(ready.body), { status: 'store unavailable', reason: 'STORE_FILE_REMOVED' });
+  assert.deepEqual(notReadyState(ready), { status: 'store unavailable', reason: 'STORE_FILE_REMOVED' });
   // Nothing was charged after the file went (read from the connection, which still holds it).
   assert.equal((await getBalance(harness.deps.store.db, a.accountId))!.balance, 900);
   assert.equal(await ledgerSum(harness.deps.store.db, a.accountId), 900);

@@ -14,6 +14,7 @@ import { createPostgresSchema } from '../helpers/backends.js';
 import { freePort, runSdg, startServer, until } from '../helpers/processes.js';
 import { startHarness } from '../helpers/harness.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
+import { notReadyState } from '../helpers/not-ready.js';
 
 const tmpNone = tempDirs('sdg-redis-none-');
 
@@ -210,6 +211,7 @@ test('a server started while Redis cannot be reached says so once, at start, and
     assert.match(server.output(), /ECONNREFUSED/, 'with the reason');
     const ready = await fetch(`${server.url}/readyz`);
     assert.equal(ready.status, 503, 'not ready while Redis is missing');
+    assert.deepEqual(notReadyState({ statusCode: ready.status, body: await ready.text(), headers: Object.fromEntries(ready.headers) }), { status: 'redis unavailable' });
     const { apiKey } = JSON.parse((await runSdg(['accounts', 'create', '--name', 'r', '--credits', '1000', '--json'], env)).stdout) as { apiKey: string };
     assert.equal((await fetch(`${server.url}/echo/v1/hello`, { headers: { 'x-api-key': apiKey } })).status, 200);
     assert.equal(server.output().match(/Redis cannot be reached/g)!.length, 1, server.output());

@@ -21,6 +21,7 @@ import { buildApp } from '../../src/http/app.js';
 import { DemoSource, demoSample } from '../../src/sources/demo/index.js';
 import { buildDeps, closeDeps } from '../../src/wiring/deps.js';
 import { until } from '../helpers/processes.js';
+import { notReadyState } from '../helpers/not-ready.js';
 
 const pgUrl = process.env.TEST_DATABASE_URL;
 
@@ -76,7 +77,7 @@ describe('Postgres refusing writes (postgres)', { skip: !pgUrl }, () => {
       assert.equal(store.outage!.down, true, 'still refusing writes: still out');
       const ready = await app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(ready.statusCode, 503, ready.body);
-      assert.equal((JSON.parse(ready.body) as { status: string }).status, 'store unavailable');
+      assert.equal(notReadyState(ready).status, 'store unavailable');
 
       await admin.query(`alter role ${role} reset default_transaction_read_only`);
       await endSessions();

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { getBalance } from '../../src/credits/credits-repo.js';
 import { errorOf, json, startHarness, type Harness } from '../helpers/harness.js';
 import { startFixtureServer, TOKEN, type FixtureServer } from './helpers.js';
+import { notReadyState } from '../helpers/not-ready.js';
 
 describe('the gateway on SOURCE=x', () => {
   let h: Harness;
@@ -111,7 +112,7 @@ describe('/readyz on SOURCE=x', () => {
     x.on('/2/users/by/username/X', { status: 401, file: 'problem-401.json' });
     const { first, second } = await readyz({ X_BASE_URL: x.baseUrl });
     assert.equal(first.statusCode, 503, first.body);
-    assert.deepEqual(json(first), { status: 'source unavailable', source: 'x', reason: 'X rejected the bearer token (HTTP 401): check X_BEARER_TOKEN' });
+    assert.deepEqual(notReadyState(first), { status: 'source unavailable', source: 'x', reason: 'X rejected the bearer token (HTTP 401): check X_BEARER_TOKEN' });
     assert.equal(second.statusCode, 503);
   });
 
@@ -119,12 +120,12 @@ describe('/readyz on SOURCE=x', () => {
     const port = await closedPort();
     const { first, remote } = await readyz({ X_BASE_URL: `http://127.0.0.1:${port}` });
     assert.equal(first.statusCode, 503, first.body);
-    const body = json<{ source: string; reason: string }>(first);
+    const body = notReadyState(first);
     assert.equal(body.source, 'x');
-    assert.match(body.reason, /X could not be reached/);
+    assert.match(body.reason!, /X could not be reached/);
     // The reason names the source's address: a caller that may not read /metrics gets the status only.
     assert.equal(remote.statusCode, 503);
-    assert.deepEqual(json(remote), { status: 'source unavailable', source: 'x' });
+    assert.deepEqual(notReadyState(remote), { status: 'source unavailable', source: 'x' });
   });
 });
 

@@ -2,12 +2,13 @@ import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
 import { isStoreUnavailable } from '../../errors/store-unavailable.js';
 import { metricsAccess, operatorAccess } from '../../http/metrics-access.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { SourceError } from '../../sources/types.js';
 import type { Deps } from '../../wiring/deps.js';
 
 const Health = Type.Object({ status: Type.String() });
-const NotReady = Type.Object({
+const NotReadyState = {
   status: Type.String(),
   /**
    * The data source that cannot be reached, and why: the why only to those who may read /metrics
@@ -15,7 +16,26 @@ const NotReady = Type.Object({
    */
   source: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String()),
+};
+// What a probe reads (`status`, as before 2026-12-07) beside the contract's error envelope, which
+// every non-2xx answer carries (contract section 13); `details` repeats the state.
+const NotReady = Type.Object({
+  ...NotReadyState,
+  error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Object(NotReadyState) }),
+  meta: Type.Object({ requestId: Type.String() }),
 });
+type NotReadyState = { status: string; source?: string; reason?: string };
+
+const notReadyMessage = {
+  'store unavailable': ['service_unavailable', 'The gateway cannot use its storage right now: calls answer 503, uncharged, until it can.'],
+  'redis unavailable': ['service_unavailable', 'The gateway cannot reach Redis: each process limits calls on its own until it is back.'],
+  'source unavailable': ['upstream_unavailable', 'The data source cannot be reached: social calls answer 5xx, uncharged, until it is back.'],
+} as const;
+
+function notReady(request: FastifyRequest, reply: FastifyReply, state: NotReadyState & { status: keyof typeof notReadyMessage }) {
+  const [code, message] = notReadyMessage[state.status];
+  return reply.code(503).send({ ...state, error: { code, message, details: state }, meta: { requestId: request.id } });
+}
 
 export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metrics' | 'rateLimiter' | 'store' | 'source'>): void {
   const pub = { public: true };
@@ -27,23 +47,23 @@ export function registerHealthRoutes(app: App, deps: Pick<Deps, 'config' | 'metr
     } catch (err) {
       // Reported (once, with its cause) as any other call's failure is: the poll itself logs nothing.
       if (isStoreUnavailable(err)) deps.store.outage?.failed(err, request.server.log);
-      return reply.code(503).send({ status: 'store unavailable', ...(deps.store.outage?.cause ? { reason: deps.store.outage.cause } : {}) });
+      return notReady(request, reply, { status: 'store unavailable', ...(deps.store.outage?.cause ? { reason: deps.store.outage.cause } : {}) });
     }
     // A store that answers reads but refuses writes (full, read-only, locked by another process)
     // answers `select 1`: the outage report knows better, and its probe writes every second.
     const outage = deps.store.outage;
-    if (outage?.down) return reply.code(503).send({ status: 'store unavailable', ...(outage.cause ? { reason: outage.cause } : {}) });
+    if (outage?.down) return notReady(request, reply, { status: 'store unavailable', ...(outage.cause ? { reason: outage.cause } : {}) });
     try {
       await deps.rateLimiter.ping?.();
     } catch {
-      return reply.code(503).send({ status: 'redis unavailable' });
+      return notReady(request, reply, { status: 'redis unavailable' });
     }
     // A cheap request to the upstream, its answer kept a few seconds (sources/resilience.ts).
     try {
       await deps.source.probe?.();
     } catch (err) {
       if (!(err instanceof SourceError)) throw err;
-      return reply.code(503).send({ status: 'source unavailable', source: deps.source.name, ...(isOperator(request) ? { reason: err.message } : {}) });
+      return notReady(request, reply, { status: 'source unavailable', source: deps.source.name, ...(isOperator(request) ? { reason: err.message } : {}) });
     }
     return { status: 'ready' };
   });
