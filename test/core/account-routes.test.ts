@@ -315,6 +315,11 @@ for (const backend of backends()) {
       assert.equal(d.message, 'hello');
       assert.equal(d.accountId, a.accountId);
       assert.ok(Math.abs(Date.parse(d.timestamp) - Date.now()) < 60_000);
+      assert.match(d.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // The answer is written as text (routes/echo/hello.ts): the whole of it, and its length.
+      assert.deepEqual(json(res), { data: { message: 'hello', accountId: a.accountId, timestamp: d.timestamp }, meta: { requestId: res.headers['x-request-id'], cached: false } });
+      assert.equal(Number(res.headers['content-length']), Buffer.byteLength(res.body));
+      assert.equal(res.headers['x-credits-charged'], '0');
     });
   });
 }
