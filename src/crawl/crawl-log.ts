@@ -17,12 +17,14 @@ export function crawlSchedulerTask(deps: JobDeps, log: Log): PeriodicTask {
       const running = await runningCycle(db);
       if (running && t.started === running.id) {
         log.info({ job: 'crawl_cycle', id: running.id, trigger: running.trigger, accountsTargeted: running.accounts_targeted }, 'crawl cycle started');
-      } else if (running && t.extended === running.id) {
-        log.info({ job: 'crawl_cycle', id: running.id, accountsTargeted: running.accounts_targeted }, 'crawl cycle extended with newly watched accounts');
-      } else if (running && !watching.has(running.id)) {
+      } else if (running) {
         // Started by `sdg crawl start` or another scheduler, or before this process restarted: said
-        // once here, so that its end below has a start in this log.
-        log.info({ job: 'crawl_cycle', id: running.id, trigger: running.trigger, accountsTargeted: running.accounts_targeted, startedAt: running.started_at }, 'crawl cycle running, started elsewhere');
+        // once here, so that its end below has a start in this log (also when this poll first sees
+        // it by extending it).
+        if (!watching.has(running.id)) {
+          log.info({ job: 'crawl_cycle', id: running.id, trigger: running.trigger, accountsTargeted: running.accounts_targeted, startedAt: running.started_at }, 'crawl cycle running, started elsewhere');
+        }
+        if (t.extended === running.id) log.info({ job: 'crawl_cycle', id: running.id, accountsTargeted: running.accounts_targeted }, 'crawl cycle extended with newly watched accounts');
       }
       if (running) watching.add(running.id);
       for (const id of watching) {

@@ -357,6 +357,33 @@ for (const backend of backends()) {
       assert.equal(lines.find((l) => l.msg === 'crawl cycle finished')?.obj.id, c.id);
     });
 
+    test('a cycle this scheduler did not start, first seen as it extends it with a newly watched account, is logged as running too', async () => {
+      const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
+      const log = { info: (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> }), warn: () => undefined, error: () => undefined };
+      const task = crawlSchedulerTask(b.h.deps, log);
+      b.clock.advance(60_000);
+      const c = await startCycle(db(), { id: newCycleId(), trigger: 'operator', slot: null, now: new Date(b.clock.ms).toISOString(), who: 'all' });
+      assert.ok(c, 'operator cycle started');
+      // Watched after the cycle began, never crawled (the tests above use the first few): once its
+      // batch is done, the scheduler's next poll adds it to the running cycle.
+      const fresh = activeOutsideSample(10).at(-1)!;
+      b.clock.advance(1_000);
+      assert.equal((await call(b.h, a, 'POST', `${BASE}/watchlist/batch`, { items: [{ socialUserId: fresh }] })).statusCode, 202);
+      await drainBulkWork(b.h.deps, { crawl: false });
+      await task.run(new AbortController().signal);
+      assert.deepEqual(
+        lines.map((l) => [l.msg, l.obj.id]),
+        [
+          ['crawl cycle running, started elsewhere', c.id],
+          ['crawl cycle extended with newly watched accounts', c.id],
+        ],
+      );
+      await drainBulkWork(b.h.deps);
+      await task.run(new AbortController().signal);
+      assert.equal(lines.at(-1)?.msg, 'crawl cycle finished');
+      assert.equal(lines.at(-1)?.obj.id, c.id);
+    });
+
     test('an account removed from every watchlist while its cycle runs is not crawled in it, and the cycle counts one account fewer', async () => {
       b.clock.advance(HOUR);
       const tick = await crawlTick(b.h.deps);
