@@ -10,7 +10,7 @@ export function answered(deps: Pick<Deps, 'metrics'>, request: FastifyRequest, r
   const route = request.routeUrl ?? 'unknown';
   const status = reply.statusCode;
   // Unknown routes have no hook to start the clock: they are timed as instant.
-  const ms = request.startedAt === 0 ? 0 : performance.now() - request.startedAt;
+  const ms = request.startedAt === undefined ? 0 : performance.now() - request.startedAt;
   deps.metrics.http.observe(route, request.method, status, ms / 1000);
   const log = logOf(request);
   // `reported`: a failure already logged another way (a storage outage, once for all its calls).

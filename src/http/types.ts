@@ -28,8 +28,8 @@ declare module 'fastify' {
     rateLimit?: RateDecision;
     /** The matched route's pattern (undefined for unknown routes), for metrics and logs. */
     routeUrl?: string;
-    /** performance.now() when a route's first hook ran (0 for unknown routes): for the duration metric. */
-    startedAt: number;
+    /** performance.now() when a route's first hook ran (undefined for unknown routes): for the duration metric. */
+    startedAt?: number;
   }
   interface FastifyContextConfig {
     /** Routes without an API key: health, docs, metrics, download links. */

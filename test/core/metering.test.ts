@@ -33,10 +33,9 @@ after(() => h.close());
 
 test('a handler that sets a non-2xx status without throwing is not charged; a 2xx one is', async () => {
   const a = await h.account({ credits: 100 });
-  // As buildApp sets up every app: our logger, and the request's start time.
+  // As buildApp sets up every app: our logger.
   const app = Fastify();
   app.log = appLogger('silent');
-  app.decorateRequest('startedAt', 0);
   app.addHook('onRequest', async (request) => {
     request.auth = { keyId: 'key_t', accountId: a.accountId, planId: 'free', balance: 100, rateLimitPerMinute: 600 };
   });
@@ -109,7 +108,6 @@ test('the synchronous charged path: a refused or failed charge, or a throwing ha
   const deps = { ...h.deps, meter };
   const app = Fastify();
   app.log = appLogger('silent');
-  app.decorateRequest('startedAt', 0);
   app.setErrorHandler(errorHandler(deps));
   app.addHook('onRequest', async (request) => {
     // A balance read before the call: after a failure the answer says the stored one.
@@ -184,7 +182,6 @@ test('a charge whose outcome was lost with the storage: 503 saying it may have b
   const deps = { ...h.deps, meter };
   const app = Fastify();
   app.log = appLogger('warn', stream);
-  app.decorateRequest('startedAt', 0);
   app.setErrorHandler(errorHandler(deps));
   app.addHook('onRequest', async (request) => {
     request.auth = { keyId: 'key_t', accountId: a.accountId, planId: 'free', balance: 1000, rateLimitPerMinute: 600 };
