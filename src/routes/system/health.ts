@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import type { ErrorCode } from '../../errors/app-error.js';
 import { isStoreUnavailable } from '../../errors/store-unavailable.js';
 import { metricsAccess, operatorAccess } from '../../http/metrics-access.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -8,7 +9,7 @@ import { SourceError } from '../../sources/types.js';
 import type { Deps } from '../../wiring/deps.js';
 
 const Health = Type.Object({ status: Type.String() });
-const NotReadyState = {
+const NotReadyState = Type.Object({
   status: Type.String(),
   /**
    * The data source that cannot be reached, and why: the why only to those who may read /metrics
@@ -16,23 +17,22 @@ const NotReadyState = {
    */
   source: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String()),
-};
+});
 // What a probe reads (`status`, as before 2026-12-07) beside the contract's error envelope, which
 // every non-2xx answer carries (contract section 13); `details` repeats the state.
 const NotReady = Type.Object({
-  ...NotReadyState,
-  error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Object(NotReadyState) }),
+  ...NotReadyState.properties,
+  error: Type.Object({ code: Type.String(), message: Type.String(), details: NotReadyState }),
   meta: Type.Object({ requestId: Type.String() }),
 });
-type NotReadyState = { status: string; source?: string; reason?: string };
 
 const notReadyMessage = {
   'store unavailable': ['service_unavailable', 'The gateway cannot use its storage right now: calls answer 503, uncharged, until it can.'],
   'redis unavailable': ['service_unavailable', 'The gateway cannot reach Redis: each process limits calls on its own until it is back.'],
   'source unavailable': ['upstream_unavailable', 'The data source cannot be reached: social calls answer 5xx, uncharged, until it is back.'],
-} as const;
+} as const satisfies Record<string, readonly [ErrorCode, string]>;
 
-function notReady(request: FastifyRequest, reply: FastifyReply, state: NotReadyState & { status: keyof typeof notReadyMessage }) {
+function notReady(request: FastifyRequest, reply: FastifyReply, state: Static<typeof NotReadyState> & { status: keyof typeof notReadyMessage }) {
   const [code, message] = notReadyMessage[state.status];
   return reply.code(503).send({ ...state, error: { code, message, details: state }, meta: { requestId: request.id } });
 }
