@@ -81,6 +81,12 @@ for (const backend of backends()) {
       }
       return out;
     };
+    /** The scheduler's crawl task, with the info lines it logs kept. */
+    const loggedSchedulerTask = () => {
+      const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
+      const log = { info: (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> }), warn: () => undefined, error: () => undefined };
+      return { lines, task: crawlSchedulerTask(b.h.deps, log) };
+    };
     const tweetCount = async () => Number((await db().selectFrom('tweets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 
     before(async () => {
@@ -341,9 +347,7 @@ for (const backend of backends()) {
     });
 
     test("a cycle this scheduler did not start (sdg crawl start, another scheduler, before a restart) is logged once as running, then as finished", async () => {
-      const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
-      const log = { info: (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> }), warn: () => undefined, error: () => undefined };
-      const task = crawlSchedulerTask(b.h.deps, log);
+      const { lines, task } = loggedSchedulerTask();
       b.clock.advance(60_000);
       const c = await startCycle(db(), { id: newCycleId(), trigger: 'operator', slot: null, now: new Date(b.clock.ms).toISOString(), who: 'all' });
       assert.ok(c, 'operator cycle started');
@@ -358,9 +362,7 @@ for (const backend of backends()) {
     });
 
     test('a cycle this scheduler did not start, first seen as it extends it with a newly watched account, is logged as running too', async () => {
-      const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
-      const log = { info: (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> }), warn: () => undefined, error: () => undefined };
-      const task = crawlSchedulerTask(b.h.deps, log);
+      const { lines, task } = loggedSchedulerTask();
       b.clock.advance(60_000);
       const c = await startCycle(db(), { id: newCycleId(), trigger: 'operator', slot: null, now: new Date(b.clock.ms).toISOString(), who: 'all' });
       assert.ok(c, 'operator cycle started');
