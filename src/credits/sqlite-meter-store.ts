@@ -9,13 +9,17 @@ import { TurnMemo } from '../db/turn-memo.js';
 import type { Store } from '../db/connect.js';
 import { checkAmount, insufficientCredits, toAuth, type AuthRecord, type ChargeInfo, type Charged, type KeyRow, type MeterStore, type Reservation, type ReserveResult, type SettleTarget, settlePromise } from './meter-store.js';
 
-/** Values bound per ledger row: account_id, amount, balance_after, request_id, key_id, endpoint, created_at. */
-const LEDGER_VALUES_PER_ROW = 7;
+/**
+ * Values bound per ledger row: account_id, amount, balance_after, request_id, key_id, endpoint. A
+ * group's entries share one created_at, bound once per statement (`@at`): each string bound costs
+ * better-sqlite3 a UTF-8 copy and SQLite another, about a seventh of a charge's binding.
+ */
+const LEDGER_VALUES_PER_ROW = 6;
 /**
  * Rows per multi-row ledger INSERT (a row costs about a third less than alone). A batch is cut into
  * chunks of these sizes, largest first, so a handful of prepared statements covers any batch.
  */
-const LEDGER_CHUNK_ROWS = [64, 16, 4, 1] as const;
+const LEDGER_CHUNK_ROWS = [64, 32, 16, 8, 4, 2, 1] as const;
 
 type ChargeOutcome = Charged | { insufficient: number } | 'gone';
 
@@ -151,24 +155,24 @@ export class SqliteMeterStore implements MeterStore {
       if (acc.balance < hold.amount) return { insufficient: acc.balance };
       acc.balance -= hold.amount;
       acc.total += hold.amount;
-      rows.push(hold.accountId, -hold.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint, at);
+      rows.push(hold.accountId, -hold.amount, acc.balance, c.info.requestId, c.info.keyId, c.info.endpoint);
       return { charged: hold.amount, balance: acc.balance };
     });
-    this.writeLedger(rows);
+    this.writeLedger(rows, at);
     for (const [accountId, acc] of accounts) if (acc.total > 0) this.debitStmt.run(acc.total, accountId);
     for (const c of batch) this.drop(c.hold);
     for (const accountId of accounts.keys()) this.seen.delete(accountId);
     return results;
   }
 
-  /** `values`: LEDGER_VALUES_PER_ROW values per charge, in order. */
-  private writeLedger(values: unknown[]): void {
-    let at = 0;
+  /** `values`: LEDGER_VALUES_PER_ROW values per charge, in order; `at`: every entry's created_at. */
+  private writeLedger(values: unknown[], at: string): void {
+    let from = 0;
     for (const rows of LEDGER_CHUNK_ROWS) {
       const width = rows * LEDGER_VALUES_PER_ROW;
-      while (values.length - at >= width) {
-        this.ledgerInsert(rows).run(...values.slice(at, at + width));
-        at += width;
+      while (values.length - from >= width) {
+        this.ledgerInsert(rows).run(...values.slice(from, from + width), { at });
+        from += width;
       }
     }
   }
@@ -176,7 +180,7 @@ export class SqliteMeterStore implements MeterStore {
   private ledgerInsert(rows: number): SQLite.Statement {
     let stmt = this.ledgerInserts.get(rows);
     if (!stmt) {
-      const values = Array.from({ length: rows }, () => "(?, 'charge', ?, ?, ?, ?, ?, null, ?)").join(', ');
+      const values = Array.from({ length: rows }, () => "(?, 'charge', ?, ?, ?, ?, ?, null, @at)").join(', ');
       stmt = this.db.prepare(`insert or fail into ledger_entries (account_id, kind, amount, balance_after, request_id, key_id, endpoint, note, created_at) values ${values}`);
       this.ledgerInserts.set(rows, stmt);
     }

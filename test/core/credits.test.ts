@@ -111,6 +111,48 @@ for (const backend of backends()) {
     });
   });
 
+  describe(`credits: a turn's charges written together (${backend})`, () => {
+    let h: Harness;
+    before(async () => {
+      h = await startHarness(backend, { COSTS: costs });
+    });
+    after(() => h.close());
+
+    // 127 charges settled in one turn: on SQLite one job of the group commit, its ledger rows cut
+    // into multi-row INSERTs of 64, 32, 16, 8, 4, 2 and 1 (every size once), over two accounts.
+    test('127 charges settled at once over two accounts: each its own entry, in order, with its balance after', async () => {
+      const db = h.deps.store.db;
+      const accounts = [await h.account({ credits: 1000 }), await h.account({ credits: 1000 })];
+      const calls = Array.from({ length: 127 }, (_, i) => ({ account: accounts[i % 2]!, amount: (i % 3) + 1, requestId: `req_group_${i}` }));
+      const holds = [];
+      for (const c of calls) {
+        const r = await h.deps.meter.reserve(c.account.accountId, c.amount);
+        assert.ok(r.ok);
+        holds.push(r.reservationId);
+      }
+      const settled = await Promise.all(calls.map((c, i) => h.deps.meter.settle(holds[i]!, { requestId: c.requestId, keyId: c.account.keyId, endpoint: `op_${i % 5}` })));
+      for (const a of accounts) {
+        const mine = calls.map((c, i) => ({ ...c, i })).filter((c) => c.account === a);
+        const entries = await db.selectFrom('ledger_entries').selectAll().where('account_id', '=', a.accountId).where('kind', '=', 'charge').orderBy('id').execute();
+        assert.deepEqual(
+          entries.map((e) => [e.request_id, e.amount, e.key_id, e.endpoint]),
+          mine.map((c) => [c.requestId, -c.amount, a.keyId, `op_${c.i % 5}`]),
+        );
+        let balance = 1000;
+        entries.forEach((e, n) => {
+          balance -= mine[n]!.amount;
+          assert.equal(e.balance_after, balance, `${e.request_id}'s balance after`);
+          assert.deepEqual(settled[mine[n]!.i], { charged: mine[n]!.amount, balance });
+          assert.ok(!Number.isNaN(Date.parse(e.created_at)), e.created_at);
+        });
+        if (backend === 'sqlite') assert.equal(new Set(entries.map((e) => e.created_at)).size, 1, 'one group, one time');
+        // (Postgres: `reserved` holds what this process leased and has not spent.)
+        assert.equal((await getBalance(db, a.accountId))?.balance, balance);
+        assert.equal(await ledgerSum(db, a.accountId), balance);
+      }
+    });
+  });
+
   if (backend === 'sqlite') {
     describe('credits: holds kept in the process (sqlite)', () => {
       let h: Harness;
