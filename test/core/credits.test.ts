@@ -124,7 +124,7 @@ for (const backend of backends()) {
       const db = h.deps.store.db;
       const accounts = [await h.account({ credits: 1000 }), await h.account({ credits: 1000 })];
       const calls = Array.from({ length: 127 }, (_, i) => ({ account: accounts[i % 2]!, amount: (i % 3) + 1, requestId: `req_group_${i}` }));
-      const holds = [];
+      const holds: Parameters<typeof h.deps.meter.settle>[0][] = [];
       for (const c of calls) {
         const r = await h.deps.meter.reserve(c.account.accountId, c.amount);
         assert.ok(r.ok);
