@@ -19,7 +19,8 @@ import { registerJsonBodyParser } from './json-body.js';
 import { metered } from './metered-route.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
 import { watchConnectionCap } from './metrics.js';
-import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './raw-errors.js';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, shapeNodeAnswers } from './raw-errors.js';
+import { missingHost } from './host-required.js';
 import { errorResponses, NoQuery } from './schemas.js';
 import { openapiOptions } from './openapi/document.js';
 import { routeErrors } from './openapi/route-errors.js';
@@ -66,7 +67,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     // Node checks the headers and request timeouts only this often (30 s by default): a connection
     // that sent part of its headers (slowloris) lived 30 s whatever SERVER_HEADERS_TIMEOUT_MS said.
     // A fifth of the timeout: closed within 1.2 times it, for one pass over the open connections.
-    http: { connectionsCheckingInterval: Math.max(200, Math.round(deps.config.server.headersTimeoutMs / 5)) },
+    // requireHostHeader: Node's refusal of HTTP/1.1 without Host is an empty 400; each route's first
+    // hook and the not-found handler refuse it in the envelope instead (missingHost, below).
+    http: { connectionsCheckingInterval: Math.max(200, Math.round(deps.config.server.headersTimeoutMs / 5)), requireHostHeader: false },
     maxRequestsPerSocket: deps.config.server.maxRequestsPerSocket,
     // While closing, a request that arrives on a connection already open (a proxy's kept-alive one)
     // is served as usual, with Connection: close, rather than refused with Fastify's own 503 body:
@@ -77,6 +80,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
     schemaController: { compilersFactory: { buildSerializer: serializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = deps.config.server.headersTimeoutMs;
+  shapeNodeAnswers(app.server);
   const idle = sweepIdleConnections(app.server, deps.config.server.connectionTimeoutMs);
   app.server.once('close', () => idle.stop());
   app.server.maxConnections = deps.config.server.maxConnections;
@@ -144,6 +148,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       route.schema.response = { ...response, ...errorResponses(routeErrors({ method, cost, own: route.config?.errors })) };
       (route.schema as Record<string, unknown>)['x-credit-cost'] = cost;
     }
+    // A public route with response schemas (health) answers the 400 of a request without Host too (missingHost).
+    const publicResponses = isPublic ? (route.schema?.response as Record<string, unknown> | undefined) : undefined;
+    if (publicResponses && !('400' in publicResponses)) route.schema!.response = { ...publicResponses, ...errorResponses(['invalid_request']) };
     const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     const first = isPublic ? requestIdOnly : route.method === 'HEAD' ? headNotOffered : keyCheck;
     const url = route.url;
@@ -153,6 +160,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
       request.auth = undefined;
       request.metering = undefined;
       request.rateLimit = undefined;
+      const noHost = missingHost(request);
+      if (noHost) return done(noHost);
       // No identifier, cursor or date holds a NUL, and Postgres refuses one in text: a clear 400.
       if (request.url.includes('%00')) {
         return done(new AppError('invalid_request', 'The URL holds a NUL character (%00).', { fields: [{ field: 'url', message: 'holds a NUL character' }] }));

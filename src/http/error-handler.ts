@@ -6,6 +6,7 @@ import type { Deps } from '../wiring/deps.js';
 import { logOf } from './logging.js';
 import { keyedHeaders } from './keyed-headers.js';
 import { PATTERN_WORDS } from './schemas.js';
+import { missingHost } from './host-required.js';
 
 interface ValidationIssue {
   keyword?: string;
@@ -160,7 +161,7 @@ export function errorHandler(deps: Pick<Deps, 'metrics' | 'store'>) {
 export function notFoundHandler(deps: Pick<Deps, 'metrics'>) {
   return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     reply.header('x-request-id', request.id);
-    sendError(reply, request.id, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+    sendError(reply, request.id, missingHost(request) ?? new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
     answered(deps, request, reply);
     return reply;
   };

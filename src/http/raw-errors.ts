@@ -1,7 +1,11 @@
 // Errors raised before a request reaches routing still answer in the error envelope with a request id:
-// malformed percent-escapes in the path (Fastify's frameworkErrors) and requests Node's HTTP parser
-// rejects (the server's clientError: oversized headers, bad Content-Length, unknown methods). Node
-// answers a few cases itself without asking us (see the README, "Errors"); those cannot be shaped.
+// malformed percent-escapes in the path (Fastify's frameworkErrors), requests Node's HTTP parser
+// rejects (the server's clientError: oversized headers, bad Content-Length, unknown methods), and
+// those Node would answer itself with an empty body unless asked not to: CONNECT (which it closes
+// unanswered), an `Expect:` it cannot meet, and HTTP/1.1 without Host (app.ts turns Node's check off
+// and makes it in each route's first hook). Connections over SERVER_MAX_CONNECTIONS are closed by
+// Node unread: those cannot be shaped.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from '../domain/ids.js';
@@ -40,13 +44,35 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { bytesParsed?: 
   }
   const known = clientErrorAnswers[err.code ?? ''];
   socket.end(rawAnswer(known?.status ?? 400, known?.reason ?? 'Bad Request', { code: known?.code ?? 'invalid_request', message: known?.message ?? 'The request is malformed and could not be read.' }));
-  // end() only half-closes: a client that never closes its side (nor reads) kept the connection,
-  // and its place under SERVER_MAX_CONNECTIONS, until SERVER_CONNECTION_TIMEOUT_MS (2 minutes), so
-  // 1,024 silent connections refused everyone else that long. A moment for the answer to be read
-  // (closing with unread input could reset it away), then it goes.
+  lingerThenClose(socket);
+}
+
+// end() only half-closes: a client that never closes its side (nor reads) kept the connection, and
+// its place under SERVER_MAX_CONNECTIONS, until SERVER_CONNECTION_TIMEOUT_MS (2 minutes), so 1,024
+// silent connections refused everyone else that long. A moment for the answer to be read (closing
+// with unread input could reset it away), then it goes.
+function lingerThenClose(socket: Socket): void {
   const linger = setTimeout(() => socket.destroy(), RAW_ANSWER_LINGER_MS);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
+}
+
+/**
+ * CONNECT (a proxy's tunnel, which the gateway is not) and an `Expect:` other than 100-continue
+ * answer in the envelope: 404 `not_found` as any method the API does not have, and 417.
+ */
+export function shapeNodeAnswers(server: Server): void {
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    if (!socket.writable) return void socket.destroy();
+    socket.end(rawAnswer(404, 'Not Found', { code: 'not_found', message: `No route CONNECT ${req.url ?? ''}.` }));
+    lingerThenClose(socket);
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = newRequestId();
+    const body = JSON.stringify({ error: { code: 'invalid_request', message: `Expect: ${req.headers.expect ?? ''} cannot be met: only 100-continue is.`, details: { fields: [{ field: 'headers.expect', message: 'must be 100-continue' }] } }, meta: { requestId } });
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+  });
 }
 
 /** An answer in the error envelope written straight to a socket (no request object exists), closing the connection. */

@@ -101,6 +101,43 @@ describe('errors before routing', () => {
     });
   }
 
+  test('HTTP/1.1 without Host answers 400 in the envelope on every kind of route, uncharged; HTTP/1.0 may omit it', async () => {
+    const before = await h.app.inject({ url: '/api/v1/credits/balance', headers: { 'x-api-key': acct.apiKey } });
+    for (const path of ['/echo/v1/hello', '/healthz', '/no/such/route']) {
+      const res = await raw(port, `GET ${path} HTTP/1.1\r\nX-API-Key: ${acct.apiKey}\r\nConnection: close\r\n\r\n`);
+      assert.equal(res.status, 400, `${path}: ${res.headers}`);
+      const env = assertEnvelope(res.body);
+      assert.equal(env.error.message, 'The Host header is missing: HTTP/1.1 requires it.');
+      assert.match(res.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+      assert.doesNotMatch(res.headers, /x-credits-charged/i);
+    }
+    const after = await h.app.inject({ url: '/api/v1/credits/balance', headers: { 'x-api-key': acct.apiKey } });
+    assert.equal((after.json() as { data: { balance: number } }).data.balance, (before.json() as { data: { balance: number } }).data.balance);
+    const old = await raw(port, 'GET /echo/v1/hello HTTP/1.0\r\nX-API-Key: ' + acct.apiKey + '\r\n\r\n');
+    assert.equal(old.status, 200, old.headers);
+    const withHost = await raw(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    assert.equal(withHost.status, 200);
+  });
+
+  test('CONNECT answers 404 in the envelope and closes: the gateway is no proxy', async () => {
+    const res = await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    assert.equal(res.status, 404);
+    const env = assertEnvelope(res.body, 'not_found');
+    assert.equal(env.error.message, 'No route CONNECT example.com:443.');
+    assert.match(res.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+    assert.match(res.headers, /connection: close/i);
+  });
+
+  test('an Expect other than 100-continue answers 417 in the envelope, the request not run', async () => {
+    const res = await raw(port, `POST /api/v1/api-keys HTTP/1.1\r\nHost: x\r\nX-API-Key: ${acct.apiKey}\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    assert.equal(res.status, 417);
+    const env = assertEnvelope(res.body);
+    assert.equal(env.error.message, 'Expect: 200-ok cannot be met: only 100-continue is.');
+    assert.match(res.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+    const keys = await h.app.inject({ url: '/api/v1/api-keys', headers: { 'x-api-key': acct.apiKey } });
+    assert.equal((keys.json() as { items: unknown[] }).items.length, 1, 'no key was made');
+  });
+
   test("the server's timeouts and limits come from configuration", () => {
     const s = h.app.server;
     assert.equal(s.requestTimeout, 30_000);
