@@ -82,42 +82,6 @@ for (const backend of backends()) {
       assert.deepEqual(await getBalance(h.deps.store.db, a.accountId), { balance: 1000, reserved: 0 });
     });
 
-    test('a release never exceeds its reservation; settle and release happen once', async () => {
-      const db = h.deps.store.db;
-      const m = h.deps.meter;
-      const reserve = m.reserve.bind(m);
-      const release = m.release.bind(m);
-      const settle = m.settle.bind(m);
-      const { accountId } = await createAccount(db, { name: 'r', planId: 'free' });
-      await grant(db, accountId, 50, 't');
-      const r1 = await reserve(accountId, 30);
-      assert.ok(r1.ok);
-      const r2 = await reserve(accountId, 30);
-      assert.deepEqual(r2, { ok: false, available: 20 });
-      assert.equal(await release(r1.reservationId), true);
-      assert.equal(await release(r1.reservationId), false);
-      assert.equal(await settle(r1.reservationId, { requestId: 'x', keyId: null, endpoint: 'e' }), undefined);
-      // Postgres: what the process leased and no call holds goes back (here at once).
-      await m.close?.();
-      assert.deepEqual(await getBalance(db, accountId), { balance: 50, reserved: 0 });
-      const r3 = await reserve(accountId, 50);
-      assert.ok(r3.ok);
-      assert.deepEqual(await settle(r3.reservationId, { requestId: 'y', keyId: null, endpoint: 'e' }), { charged: 50, balance: 0 });
-      assert.equal(await release(r3.reservationId), false);
-      assert.deepEqual(await getBalance(db, accountId), { balance: 0, reserved: 0 });
-      assert.equal(await ledgerSum(db, accountId), 0);
-      await assert.rejects(async () => reserve(accountId, 0));
-      await assert.rejects(async () => reserve(accountId, -5));
-    });
-  });
-
-  describe(`credits: a turn's charges written together (${backend})`, () => {
-    let h: Harness;
-    before(async () => {
-      h = await startHarness(backend, { COSTS: costs });
-    });
-    after(() => h.close());
-
     // 127 charges settled in one turn: on SQLite one job of the group commit, its ledger rows cut
     // into multi-row INSERTs of 64, 32, 16, 8, 4, 2 and 1 (every size once), over two accounts.
     test('127 charges settled at once over two accounts: each its own entry, in order, with its balance after', async () => {
@@ -150,6 +114,34 @@ for (const backend of backends()) {
         assert.equal((await getBalance(db, a.accountId))?.balance, balance);
         assert.equal(await ledgerSum(db, a.accountId), balance);
       }
+    });
+
+    test('a release never exceeds its reservation; settle and release happen once', async () => {
+      const db = h.deps.store.db;
+      const m = h.deps.meter;
+      const reserve = m.reserve.bind(m);
+      const release = m.release.bind(m);
+      const settle = m.settle.bind(m);
+      const { accountId } = await createAccount(db, { name: 'r', planId: 'free' });
+      await grant(db, accountId, 50, 't');
+      const r1 = await reserve(accountId, 30);
+      assert.ok(r1.ok);
+      const r2 = await reserve(accountId, 30);
+      assert.deepEqual(r2, { ok: false, available: 20 });
+      assert.equal(await release(r1.reservationId), true);
+      assert.equal(await release(r1.reservationId), false);
+      assert.equal(await settle(r1.reservationId, { requestId: 'x', keyId: null, endpoint: 'e' }), undefined);
+      // Postgres: what the process leased and no call holds goes back (here at once).
+      await m.close?.();
+      assert.deepEqual(await getBalance(db, accountId), { balance: 50, reserved: 0 });
+      const r3 = await reserve(accountId, 50);
+      assert.ok(r3.ok);
+      assert.deepEqual(await settle(r3.reservationId, { requestId: 'y', keyId: null, endpoint: 'e' }), { charged: 50, balance: 0 });
+      assert.equal(await release(r3.reservationId), false);
+      assert.deepEqual(await getBalance(db, accountId), { balance: 0, reserved: 0 });
+      assert.equal(await ledgerSum(db, accountId), 0);
+      await assert.rejects(async () => reserve(accountId, 0));
+      await assert.rejects(async () => reserve(accountId, -5));
     });
   });
 
