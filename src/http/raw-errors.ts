@@ -68,28 +68,40 @@ export function shapeNodeAnswers(server: Server): void {
     lingerThenClose(socket);
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = newRequestId();
-    const body = JSON.stringify({ error: { code: 'invalid_request', message: `Expect: ${req.headers.expect ?? ''} cannot be met: only 100-continue is.`, details: { fields: [{ field: 'headers.expect', message: 'must be 100-continue' }] } }, meta: { requestId } });
-    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, 'content-length': Buffer.byteLength(body), connection: 'close' });
+    const { headers, body } = closingEnvelope({ code: 'invalid_request', message: `Expect: ${req.headers.expect ?? ''} cannot be met: only 100-continue is.`, details: { fields: [{ field: 'headers.expect', message: 'must be 100-continue' }] } });
+    res.writeHead(417, headers);
     res.end(body);
   });
 }
 
-/** An answer in the error envelope written straight to a socket (no request object exists), closing the connection. */
-export function rawAnswer(status: number, reason: string, error: { code: string; message: string; details?: unknown }, headers: Record<string, string> = {}): string {
+interface RawError {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+/** An error envelope with a new request id, and the headers of an answer that closes its connection. */
+function closingEnvelope(error: RawError, extra: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
   const requestId = newRequestId();
   const body = JSON.stringify({ error, meta: { requestId } });
-  const extra = Object.entries(headers)
+  return {
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'X-Request-Id': requestId,
+      ...extra,
+      Connection: 'close',
+    },
+    body,
+  };
+}
+
+/** An answer in the error envelope written straight to a socket (no request object exists), closing the connection. */
+export function rawAnswer(status: number, reason: string, error: RawError, extra: Record<string, string> = {}): string {
+  const { headers, body } = closingEnvelope(error, extra);
+  const head = Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
-  return (
-    `HTTP/1.1 ${status} ${reason}\r\n` +
-    'Content-Type: application/json; charset=utf-8\r\n' +
-    'X-Content-Type-Options: nosniff\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    `X-Request-Id: ${requestId}\r\n` +
-    extra +
-    'Connection: close\r\n\r\n' +
-    body
-  );
+  return `HTTP/1.1 ${status} ${reason}\r\n${head}\r\n${body}`;
 }
