@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { countText } from './count-text.js';
 import type { JsonText } from './json-text.js';
-import { writeOwnHead, type HeadTable } from './unchecked-head.js';
+import { writeOwnHead, type HeadEntry } from './unchecked-head.js';
+import type { RateDecision } from '../ratelimit/rate-limiter.js';
 
 // The headers of every answer to a keyed call (contract section 4): its request id, the rate limit's
 // decision (once made), what it was charged and the balance after, and no-store (an answer is one
@@ -12,8 +13,30 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 // The two headers whose values never change, as entries of Node's table (shared: Node only reads
 // them). Not frozen: a frozen array's elements are of another kind than the other entries', and
 // Node's reads of the entries went generic, 1,500 instructions a request.
-const NO_STORE = ['cache-control', 'no-store'] as const;
-const JSON_ENTRY = ['content-type', JSON_TYPE] as const;
+const NO_STORE: HeadEntry = ['cache-control', 'no-store'];
+const JSON_ENTRY: HeadEntry = ['content-type', JSON_TYPE];
+
+/**
+ * A keyed 2xx's head as Node's header table (unchecked-head.ts), in answer order. Fields set in one
+ * order in the constructor: one shape, so Node's loop over them stays specialised. No prototype
+ * chain to Object.prototype: Node's loop over its table takes inherited properties too (its own
+ * tables have no prototype), and a property added to Object.prototype must not become a header.
+ */
+export class KeyedHead {
+  [name: string]: HeadEntry;
+  constructor(requestId: string, d: RateDecision, balance: string, charged: string, contentLength: string) {
+    this['x-request-id'] = ['x-request-id', requestId];
+    this['ratelimit-limit'] = ['ratelimit-limit', String(d.limit)];
+    this['ratelimit-remaining'] = ['ratelimit-remaining', countText(d.remaining)];
+    this['ratelimit-reset'] = ['ratelimit-reset', String(d.resetSeconds)];
+    this['x-credits-charged'] = ['x-credits-charged', charged];
+    this['x-credits-remaining'] = ['x-credits-remaining', balance];
+    this['cache-control'] = NO_STORE;
+    this['content-type'] = JSON_ENTRY;
+    this['content-length'] = ['content-length', contentLength];
+  }
+}
+Object.setPrototypeOf(KeyedHead.prototype, null);
 
 /**
  * Those headers as name/value pairs in answer order: the rate limit's once decided, the credit
@@ -53,21 +76,10 @@ export function writeKeyedAnswer(request: FastifyRequest, reply: FastifyReply, b
     const own = Object.keys(reply.getHeaders()).filter((k) => !raw.includes(k));
     if (own.length > 0) throw new Error(`a keyed handler set headers (${own.join(', ')}), which the direct answer would drop: set them in keyed-headers.ts`);
   }
-  // The keyedPairs headers, then the body's, as one object literal (one shape, no keyed stores), in
-  // the table Node writes the head from without checking each header again (unchecked-head.ts).
+  // The keyedPairs headers, then the body's, in the table Node writes the head from without checking
+  // each header again (unchecked-head.ts).
   const m = request.metering!;
-  const auth = request.auth!;
-  const head: HeadTable = {
-    'x-request-id': ['x-request-id', request.id],
-    'ratelimit-limit': ['ratelimit-limit', String(d.limit)],
-    'ratelimit-remaining': ['ratelimit-remaining', countText(d.remaining)],
-    'ratelimit-reset': ['ratelimit-reset', String(d.resetSeconds)],
-    'x-credits-charged': ['x-credits-charged', String(m.charged)],
-    'x-credits-remaining': ['x-credits-remaining', countText(m.balanceAfter ?? auth.balance)],
-    'cache-control': NO_STORE,
-    'content-type': JSON_ENTRY,
-    'content-length': ['content-length', String(body.byteLength())],
-  };
+  const head = new KeyedHead(request.id, d, countText(m.balanceAfter ?? request.auth.balance), String(m.charged), String(body.byteLength()));
   reply.hijack();
   const res = reply.raw;
   try {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { KeyedHead } from '../../src/http/keyed-headers.js';
 import { headsUnchecked, writeOwnHead, type HeadTable } from '../../src/http/unchecked-head.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { demoNoon } from '../helpers/social.js';
@@ -52,6 +53,22 @@ describe('a keyed answer head, written from the table', () => {
     // Without it every keyed answer still goes out, through writeHead's checks: a Node that moves the
     // table costs each answer its checks again, which this test is here to say.
     assert.equal(headsUnchecked, true);
+  });
+
+  test('a keyed head enumerates its own 9 headers only, in order, even beside a property added to Object.prototype', () => {
+    // Node's loop over its table takes inherited properties too: one on Object.prototype (a polluted
+    // prototype) must not become a header. Synchronous: nothing else runs while the prototype holds it.
+    const head = new KeyedHead('req_1', { allowed: true, limit: 600, remaining: 599, resetSeconds: 1, retryAfterSeconds: 0 }, '9900', '100', '42');
+    const proto = Object.prototype as Record<string, unknown>;
+    const names: string[] = [];
+    proto['x-injected'] = ['x-injected', 'yes'];
+    try {
+      for (const name in head) names.push(name);
+    } finally {
+      delete proto['x-injected'];
+    }
+    assert.deepEqual(names, ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-credits-charged', 'x-credits-remaining', 'cache-control', 'content-type', 'content-length']);
+    assert.deepEqual(Object.values(head).map((e) => e[1]), ['req_1', '600', '599', '1', '100', '9900', 'no-store', 'application/json; charset=utf-8', '42']);
   });
 
   test("the same bytes as writeHead given the same headers; Node's getHeader reads them", async () => {
