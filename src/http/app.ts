@@ -17,7 +17,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { appLogger } from './logging.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { metered } from './metered-route.js';
-import { capConnectionsPerAddress } from './connection-cap.js';
+import { capConnections } from './connection-cap.js';
 import { watchConnectionCap } from './metrics.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, shapeNodeAnswers } from './raw-errors.js';
 import { missingHost } from './host-required.js';
@@ -83,12 +83,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<App> 
   shapeNodeAnswers(app.server);
   const idle = sweepIdleConnections(app.server, deps.config.server.connectionTimeoutMs);
   app.server.once('close', () => idle.stop());
-  app.server.maxConnections = deps.config.server.maxConnections;
-  const perAddress = deps.config.server.maxConnectionsPerAddress;
-  if (perAddress > 0) {
-    const cap = capConnectionsPerAddress(app.server, perAddress);
-    watchConnectionCap(deps.metrics.registry, cap);
-  }
+  // SERVER_MAX_CONNECTIONS and SERVER_MAX_CONNECTIONS_PER_ADDRESS: past either, an answer in the
+  // envelope, then the connection closes (Node's own maxConnections would drop it unanswered).
+  const cap = capConnections(app.server, { total: deps.config.server.maxConnections, perAddress: deps.config.server.maxConnectionsPerAddress });
+  watchConnectionCap(deps.metrics.registry, cap);
   app.log = opts.logger === false ? appLogger('silent') : appLogger(opts.logger?.level ?? deps.config.logLevel, opts.logger?.stream);
 
   // The request's own fields (types.ts) are set by each route's first hook, below, all five in one

@@ -158,10 +158,16 @@ export function watchMeter(registry: Registry, stats: MeterStats): void {
   collected(registry, 'sdg_meter_leased_unheld_credits', 'Credits leased by this process that no call holds', 'gauge', () => [{ labels: {}, value: stats.now().unheld }]);
 }
 
-/** Connections refused because their address had SERVER_MAX_CONNECTIONS_PER_ADDRESS open (connection-cap.ts). */
-export function watchConnectionCap(registry: Registry, cap: { refused: () => number }): void {
+/** Connections refused by connection-cap.ts: their address had SERVER_MAX_CONNECTIONS_PER_ADDRESS open, or the server SERVER_MAX_CONNECTIONS. */
+export function watchConnectionCap(registry: Registry, cap: { refused: () => { address: number; server: number } }): void {
   if (registry.getSingleMetric('sdg_connections_refused_total')) return;
-  collected(registry, 'sdg_connections_refused_total', 'Connections refused (429, then closed) because their client address (an IPv6 /64) had SERVER_MAX_CONNECTIONS_PER_ADDRESS open', 'counter', () => [{ labels: {}, value: cap.refused() }]);
+  collected(registry, 'sdg_connections_refused_total', 'Connections answered and closed before any request on them was read, by the limit they met: address (429: their client address, an IPv6 /64, had SERVER_MAX_CONNECTIONS_PER_ADDRESS open) or server (503: SERVER_MAX_CONNECTIONS were open)', 'counter', () => {
+    const r = cap.refused();
+    return [
+      { labels: { limit: 'address' }, value: r.address },
+      { labels: { limit: 'server' }, value: r.server },
+    ];
+  });
 }
 
 /**

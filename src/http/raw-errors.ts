@@ -3,8 +3,8 @@
 // rejects (the server's clientError: oversized headers, bad Content-Length, unknown methods), and
 // those Node would answer itself with an empty body unless asked not to: CONNECT (which it closes
 // unanswered), an `Expect:` it cannot meet, and HTTP/1.1 without Host (app.ts turns Node's check off
-// and makes it in each route's first hook). Connections over SERVER_MAX_CONNECTIONS are closed by
-// Node unread: those cannot be shaped.
+// and makes it in each route's first hook). Connections past SERVER_MAX_CONNECTIONS or
+// SERVER_MAX_CONNECTIONS_PER_ADDRESS are answered by connection-cap.ts before any request is read.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';

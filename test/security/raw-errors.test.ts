@@ -144,7 +144,8 @@ describe('errors before routing', () => {
     assert.equal(s.headersTimeout, 10_000);
     assert.equal(s.keepAliveTimeout, 5_000);
     assert.equal(s.maxRequestsPerSocket, 1_000);
-    assert.equal(s.maxConnections, 1_024);
+    // SERVER_MAX_CONNECTIONS is kept by connection-cap.ts, not Node's maxConnections (which drops unanswered): tested below.
+    assert.equal(s.maxConnections, undefined);
     // SERVER_CONNECTION_TIMEOUT_MS is kept by a sweep (idle-connections.ts), not Node's timer per socket.
     assert.equal(s.timeout, 0);
   });
@@ -218,12 +219,53 @@ test('one address holds at most SERVER_MAX_CONNECTIONS_PER_ADDRESS connections: 
     const charges = async () => ((await h.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': a.apiKey } })).json() as { items: Array<{ kind: string }> }).items.filter((e) => e.kind === 'charge').length;
     assert.equal(await charges(), 0, 'the refused request never ran');
     const metrics = await h.app.inject({ url: '/metrics' });
-    assert.match(metrics.body, /^sdg_connections_refused_total 1$/m);
+    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="address"\} 1$/m);
+    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="server"\} 0$/m);
     // One closes: the address may open another.
     sockets.pop()!.destroy();
     await until('2 connections open', 5_000, async () => (await openConnections(h)) === 2);
     assert.equal((await raw(port, echo)).status, 200);
     assert.equal(await charges(), 1, 'served (and charged) once the address is under its limit');
+  } finally {
+    for (const s of sockets) s.destroy();
+    await h.close();
+  }
+});
+
+test('past SERVER_MAX_CONNECTIONS open connections the next is answered 503 in the envelope and closed, its request never run; served again once one closes', { timeout: 30_000 }, async () => {
+  // Before, Node's own maxConnections dropped it unanswered: the one refusal outside the envelope.
+  const h = await startHarness('sqlite', { SERVER_MAX_CONNECTIONS: '3', SERVER_MAX_CONNECTIONS_PER_ADDRESS: '0', COSTS: JSON.stringify({ echoHello: 10 }) });
+  const sockets: Socket[] = [];
+  try {
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (h.app.server.address() as { port: number }).port;
+    sockets.push(...idleSockets(port, 3));
+    await until('3 connections open', 5_000, async () => (await openConnections(h)) === 3);
+    const a = await h.account({ credits: 1_000 });
+    const echo = `GET /echo/v1/hello HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\nConnection: close\r\n\r\n`;
+    const refused = await raw(port, echo);
+    assert.equal(refused.status, 503);
+    assert.match(refused.headers, /retry-after: 1/i);
+    assert.match(refused.headers, /connection: close/i);
+    const env = assertEnvelope(refused.body, 'service_unavailable');
+    assert.match(env.error.message, /as many connections open as it accepts \(3\)/);
+    assert.match(refused.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+    await until('the refused one closed', 5_000, async () => (await openConnections(h)) === 3);
+    const charges = async () => ((await h.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': a.apiKey } })).json() as { items: Array<{ kind: string }> }).items.filter((e) => e.kind === 'charge').length;
+    assert.equal(await charges(), 0, 'the refused request never ran');
+    const metrics = await h.app.inject({ url: '/metrics' });
+    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="server"\} 1$/m);
+    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="address"\} 0$/m);
+    // One closes: a new connection is served, and counted: the next past 3 is refused again.
+    sockets.pop()!.destroy();
+    await until('2 connections open', 5_000, async () => (await openConnections(h)) === 2);
+    sockets.push(...idleSockets(port, 1));
+    await until('3 connections open again', 5_000, async () => (await openConnections(h)) === 3);
+    assert.equal((await raw(port, echo)).status, 503);
+    sockets.pop()!.destroy();
+    await until('2 connections open again', 5_000, async () => (await openConnections(h)) === 2);
+    assert.equal((await raw(port, echo)).status, 200);
+    assert.equal(await charges(), 1, 'served (and charged) once the server is under its limit');
   } finally {
     for (const s of sockets) s.destroy();
     await h.close();
