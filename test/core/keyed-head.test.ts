@@ -3,29 +3,18 @@
 // writes them, and Node's own view of the response (getHeader) must still hold.
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { KeyedHead } from '../../src/http/keyed-headers.js';
 import { headsUnchecked, writeOwnHead, type HeadTable } from '../../src/http/unchecked-head.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { demoNoon } from '../helpers/social.js';
+import { raw } from '../helpers/raw-http.js';
 
-/** One GET over a fresh connection; the answer's head and body as sent (Date dropped: it changes). */
-function rawGet(port: number, path: string, headers: Record<string, string> = {}): Promise<{ head: string[]; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let data = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk) => (data += chunk));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const at = data.indexOf('\r\n\r\n');
-      const head = data.slice(0, at).split('\r\n').filter((l) => !l.startsWith('Date: '));
-      resolve({ head, body: Buffer.from(data.slice(at + 4), 'latin1').toString('utf8') });
-    });
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: t\r\n${extra}Connection: close\r\n\r\n`);
-  });
+/** One GET over a fresh connection; the answer's head lines and body as sent (Date dropped: it changes). */
+async function rawGet(port: number, path: string, headers: Record<string, string> = {}): Promise<{ head: string[]; body: string }> {
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const r = await raw(port, `GET ${path} HTTP/1.1\r\nHost: t\r\n${extra}Connection: close\r\n\r\n`);
+  return { head: r.headers.split('\r\n').filter((l) => !l.startsWith('Date: ')), body: r.body };
 }
 
 /** A server answering every request by `answer`, for the length of `fn`. */

@@ -11,27 +11,12 @@ import { signDownload, verifiedDownload } from '../../src/exports/download-link.
 import type { ExportRow } from '../../src/exports/export-repo.js';
 import { startHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { until } from '../helpers/processes.js';
+import { raw } from '../helpers/raw-http.js';
 import { addressKey } from '../../src/ratelimit/address-key.js';
 
 interface Envelope {
   error: { code: string; message: string };
   meta: { requestId: string };
-}
-
-/** Sends raw bytes and reads the whole answer (the server closes the connection after an error). */
-function raw(port: number, bytes: string): Promise<{ status: number; headers: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let data = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk) => (data += chunk));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const [head = '', body = ''] = data.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), headers: head, body });
-    });
-    socket.write(bytes);
-  });
 }
 
 function assertEnvelope(body: string, code = 'invalid_request'): Envelope {
@@ -199,78 +184,71 @@ test('a silent connection answered 408 is closed even if its client never reads 
   }
 });
 
-test('one address holds at most SERVER_MAX_CONNECTIONS_PER_ADDRESS connections: the next is answered 429 in the envelope and closed, its request never run; others are served', { timeout: 30_000 }, async () => {
-  const h = await startHarness('sqlite', { SERVER_MAX_CONNECTIONS_PER_ADDRESS: '3', COSTS: JSON.stringify({ echoHello: 10 }) });
-  const sockets: Socket[] = [];
-  try {
-    await h.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (h.app.server.address() as { port: number }).port;
-    sockets.push(...idleSockets(port, 3));
-    await until('3 connections open', 5_000, async () => (await openConnections(h)) === 3);
-    const a = await h.account({ credits: 1_000 });
-    const echo = `GET /echo/v1/hello HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\nConnection: close\r\n\r\n`;
-    const refused = await raw(port, echo);
-    assert.equal(refused.status, 429);
-    assert.match(refused.headers, /retry-after: 1/i);
-    assert.match(refused.headers, /x-content-type-options: nosniff/i);
-    const env = assertEnvelope(refused.body, 'rate_limited');
-    assert.match(env.error.message, /Too many open connections from this address \(at most 3\)/);
-    assert.equal(await openConnections(h), 3);
-    const charges = async () => ((await h.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': a.apiKey } })).json() as { items: Array<{ kind: string }> }).items.filter((e) => e.kind === 'charge').length;
-    assert.equal(await charges(), 0, 'the refused request never ran');
-    const metrics = await h.app.inject({ url: '/metrics' });
-    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="address"\} 1$/m);
-    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="server"\} 0$/m);
-    // One closes: the address may open another.
-    sockets.pop()!.destroy();
-    await until('2 connections open', 5_000, async () => (await openConnections(h)) === 2);
-    assert.equal((await raw(port, echo)).status, 200);
-    assert.equal(await charges(), 1, 'served (and charged) once the address is under its limit');
-  } finally {
-    for (const s of sockets) s.destroy();
-    await h.close();
-  }
-});
-
-test('past SERVER_MAX_CONNECTIONS open connections the next is answered 503 in the envelope and closed, its request never run; served again once one closes', { timeout: 30_000 }, async () => {
-  // Before, Node's own maxConnections dropped it unanswered: the one refusal outside the envelope.
-  const h = await startHarness('sqlite', { SERVER_MAX_CONNECTIONS: '3', SERVER_MAX_CONNECTIONS_PER_ADDRESS: '0', COSTS: JSON.stringify({ echoHello: 10 }) });
-  const sockets: Socket[] = [];
-  try {
-    await h.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (h.app.server.address() as { port: number }).port;
-    sockets.push(...idleSockets(port, 3));
-    await until('3 connections open', 5_000, async () => (await openConnections(h)) === 3);
-    const a = await h.account({ credits: 1_000 });
-    const echo = `GET /echo/v1/hello HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\nConnection: close\r\n\r\n`;
-    const refused = await raw(port, echo);
-    assert.equal(refused.status, 503);
-    assert.match(refused.headers, /retry-after: 1/i);
-    assert.match(refused.headers, /connection: close/i);
-    const env = assertEnvelope(refused.body, 'service_unavailable');
-    assert.match(env.error.message, /as many connections open as it accepts \(3\)/);
-    assert.match(refused.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
-    await until('the refused one closed', 5_000, async () => (await openConnections(h)) === 3);
-    const charges = async () => ((await h.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': a.apiKey } })).json() as { items: Array<{ kind: string }> }).items.filter((e) => e.kind === 'charge').length;
-    assert.equal(await charges(), 0, 'the refused request never ran');
-    const metrics = await h.app.inject({ url: '/metrics' });
-    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="server"\} 1$/m);
-    assert.match(metrics.body, /^sdg_connections_refused_total\{limit="address"\} 0$/m);
-    // One closes: a new connection is served, and counted: the next past 3 is refused again.
-    sockets.pop()!.destroy();
-    await until('2 connections open', 5_000, async () => (await openConnections(h)) === 2);
-    sockets.push(...idleSockets(port, 1));
-    await until('3 connections open again', 5_000, async () => (await openConnections(h)) === 3);
-    assert.equal((await raw(port, echo)).status, 503);
-    sockets.pop()!.destroy();
-    await until('2 connections open again', 5_000, async () => (await openConnections(h)) === 2);
-    assert.equal((await raw(port, echo)).status, 200);
-    assert.equal(await charges(), 1, 'served (and charged) once the server is under its limit');
-  } finally {
-    for (const s of sockets) s.destroy();
-    await h.close();
-  }
-});
+// Past either connection limit, the next connection is answered in the envelope and closed before
+// any request on it is read. Before 2026-12-08, Node's own maxConnections dropped those past
+// SERVER_MAX_CONNECTIONS unanswered: the one refusal outside the envelope.
+const connectionLimits: Array<{ title: string; env: Record<string, string>; status: number; code: string; message: RegExp; limit: string; other: string }> = [
+  {
+    title: 'one address holds at most SERVER_MAX_CONNECTIONS_PER_ADDRESS connections: the next is answered 429',
+    env: { SERVER_MAX_CONNECTIONS_PER_ADDRESS: '3' },
+    status: 429,
+    code: 'rate_limited',
+    message: /Too many open connections from this address \(at most 3\)/,
+    limit: 'address',
+    other: 'server',
+  },
+  {
+    title: 'past SERVER_MAX_CONNECTIONS open connections the next is answered 503',
+    env: { SERVER_MAX_CONNECTIONS: '3', SERVER_MAX_CONNECTIONS_PER_ADDRESS: '0' },
+    status: 503,
+    code: 'service_unavailable',
+    message: /as many connections open as it accepts \(3\)/,
+    limit: 'server',
+    other: 'address',
+  },
+];
+for (const c of connectionLimits) {
+  test(`${c.title} in the envelope and closed, its request never run; served again once one closes`, { timeout: 30_000 }, async () => {
+    const h = await startHarness('sqlite', { ...c.env, COSTS: JSON.stringify({ echoHello: 10 }) });
+    const sockets: Socket[] = [];
+    try {
+      await h.app.listen({ host: '127.0.0.1', port: 0 });
+      const port = (h.app.server.address() as { port: number }).port;
+      const open = (n: number, what: string) => until(what, 5_000, async () => (await openConnections(h)) === n);
+      sockets.push(...idleSockets(port, 3));
+      await open(3, '3 connections open');
+      const a = await h.account({ credits: 1_000 });
+      const echo = `GET /echo/v1/hello HTTP/1.1\r\nHost: x\r\nX-API-Key: ${a.apiKey}\r\nConnection: close\r\n\r\n`;
+      const refused = await raw(port, echo);
+      assert.equal(refused.status, c.status);
+      assert.match(refused.headers, /retry-after: 1/i);
+      assert.match(refused.headers, /x-content-type-options: nosniff/i);
+      assert.match(refused.headers, /connection: close/i);
+      const env = assertEnvelope(refused.body, c.code);
+      assert.match(env.error.message, c.message);
+      assert.match(refused.headers, new RegExp(`x-request-id: ${env.meta.requestId}`, 'i'));
+      await open(3, 'the refused one closed');
+      const charges = async () => ((await h.app.inject({ url: '/api/v1/usage', headers: { 'x-api-key': a.apiKey } })).json() as { items: Array<{ kind: string }> }).items.filter((e) => e.kind === 'charge').length;
+      assert.equal(await charges(), 0, 'the refused request never ran');
+      const metrics = await h.app.inject({ url: '/metrics' });
+      assert.match(metrics.body, new RegExp(`^sdg_connections_refused_total\\{limit="${c.limit}"\\} 1$`, 'm'));
+      assert.match(metrics.body, new RegExp(`^sdg_connections_refused_total\\{limit="${c.other}"\\} 0$`, 'm'));
+      // One closes: a new connection is served, and counted: the next past 3 is refused again.
+      sockets.pop()!.destroy();
+      await open(2, '2 connections open');
+      sockets.push(...idleSockets(port, 1));
+      await open(3, '3 connections open again');
+      assert.equal((await raw(port, echo)).status, c.status);
+      sockets.pop()!.destroy();
+      await open(2, '2 connections open again');
+      assert.equal((await raw(port, echo)).status, 200);
+      assert.equal(await charges(), 1, 'served (and charged) once under the limit');
+    } finally {
+      for (const s of sockets) s.destroy();
+      await h.close();
+    }
+  });
+}
 
 test('the connections of an IPv6 /64 count as one address; IPv4-mapped and NAT64 addresses as their IPv4', () => {
   assert.equal(addressKey('2001:db8:1:2:aaaa::1'), addressKey('2001:db8:1:2:bbbb:cccc:dddd:eeee'));
