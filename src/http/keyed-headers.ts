@@ -24,16 +24,16 @@ const JSON_ENTRY: HeadEntry = ['content-type', JSON_TYPE];
  */
 export class KeyedHead {
   [name: string]: HeadEntry;
-  constructor(requestId: string, d: RateDecision, balance: string, charged: string, contentLength: string) {
+  constructor(requestId: string, d: RateDecision, charged: number, balance: number, contentLength: number) {
     this['x-request-id'] = ['x-request-id', requestId];
     this['ratelimit-limit'] = ['ratelimit-limit', String(d.limit)];
     this['ratelimit-remaining'] = ['ratelimit-remaining', countText(d.remaining)];
     this['ratelimit-reset'] = ['ratelimit-reset', String(d.resetSeconds)];
-    this['x-credits-charged'] = ['x-credits-charged', charged];
-    this['x-credits-remaining'] = ['x-credits-remaining', balance];
+    this['x-credits-charged'] = ['x-credits-charged', String(charged)];
+    this['x-credits-remaining'] = ['x-credits-remaining', countText(balance)];
     this['cache-control'] = NO_STORE;
     this['content-type'] = JSON_ENTRY;
-    this['content-length'] = ['content-length', contentLength];
+    this['content-length'] = ['content-length', String(contentLength)];
   }
 }
 Object.setPrototypeOf(KeyedHead.prototype, null);
@@ -79,7 +79,7 @@ export function writeKeyedAnswer(request: FastifyRequest, reply: FastifyReply, b
   // The keyedPairs headers, then the body's, in the table Node writes the head from without checking
   // each header again (unchecked-head.ts).
   const m = request.metering!;
-  const head = new KeyedHead(request.id, d, countText(m.balanceAfter ?? request.auth.balance), String(m.charged), String(body.byteLength()));
+  const head = new KeyedHead(request.id, d, m.charged, m.balanceAfter ?? request.auth.balance, body.byteLength());
   reply.hijack();
   const res = reply.raw;
   try {

@@ -47,7 +47,7 @@ describe('a keyed answer head, written from the table', () => {
   test('a keyed head enumerates its own 9 headers only, in order, even beside a property added to Object.prototype', () => {
     // Node's loop over its table takes inherited properties too: one on Object.prototype (a polluted
     // prototype) must not become a header. Synchronous: nothing else runs while the prototype holds it.
-    const head = new KeyedHead('req_1', { allowed: true, limit: 600, remaining: 599, resetSeconds: 1, retryAfterSeconds: 0 }, '9900', '100', '42');
+    const head = new KeyedHead('req_1', { allowed: true, limit: 600, remaining: 599, resetSeconds: 1, retryAfterSeconds: 0 }, 100, 9900, 42);
     const proto = Object.prototype as Record<string, unknown>;
     const names: string[] = [];
     proto['x-injected'] = ['x-injected', 'yes'];
